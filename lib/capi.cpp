@@ -1,0 +1,636 @@
+// The C boundary: argument validation with messages that name the argument and its value, and the one
+// place where C++ exceptions become statuses. Nothing below this file sees an unchecked argument.
+#include "gpk.h"
+
+#include "engine/context.hpp"
+#include "engine/cuda_api.hpp"
+#include "engine/error.hpp"
+#include "engine/filter.hpp"
+#include "engine/validate.hpp"
+#include "common/semantics.hpp"
+
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <new>
+#include <string>
+#include <vector>
+#include <algorithm>
+#include <memory>
+
+using gpk::format_value;
+using gpk::invalid;
+
+namespace {
+
+thread_local std::string t_last_error;
+
+// Runs `body`, turning every exception into a status and a message stored in `slot`.
+template <class F> gpk_status guarded(std::string &slot, F &&body) {
+    try {
+        body();
+        return GPK_OK;
+    } catch (const gpk::Error &e) {
+        slot = e.what();
+        return e.status();
+    } catch (const std::bad_alloc &) {
+        slot = "out of host memory";
+        return GPK_ERR_OUT_OF_MEMORY;
+    } catch (const std::exception &e) {
+        slot = std::string("internal error: ") + e.what();
+        return GPK_ERR_INTERNAL;
+    } catch (...) {
+        slot = "internal error: unknown exception";
+        return GPK_ERR_INTERNAL;
+    }
+}
+
+template <class F> gpk_status with_context(gpk_context *ctx, F &&body) {
+    if (!ctx) {
+        t_last_error = "ctx is NULL";
+        return GPK_ERR_INVALID_ARGUMENT;
+    }
+    return guarded(ctx->last_error, std::forward<F>(body));
+}
+
+template <class T> void require(const T *p, const char *name) {
+    if (!p) invalid(std::string(name) + " is NULL");
+}
+
+template <class S> void check_struct_size(const S *s, const char *name) {
+    if (s->struct_size != sizeof(S))
+        invalid(std::string(name) + "->struct_size is " + std::to_string(s->struct_size) + "; expected " +
+                std::to_string(sizeof(S)) + " (initialise it with its init function)");
+}
+
+// a * b, or an error naming `what` when the product does not fit in size_t.
+size_t checked_mul(size_t a, size_t b, const std::string &what) {
+    if (a != 0 && b > std::numeric_limits<size_t>::max() / a)
+        invalid(what + " overflows: " + std::to_string(a) + " * " + std::to_string(b));
+    return a * b;
+}
+
+size_t checked_add(size_t a, size_t b, const std::string &what) {
+    if (b > std::numeric_limits<size_t>::max() - a)
+        invalid(what + " overflows: " + std::to_string(a) + " + " + std::to_string(b));
+    return a + b;
+}
+
+bool known_dtype(gpk_dtype t) { return unsigned(t) <= unsigned(GPK_F64); }
+bool integer_dtype(gpk_dtype t) { return t == GPK_U8 || t == GPK_U16 || t == GPK_U32 || t == GPK_I32; }
+
+double dtype_max(gpk_dtype t) {
+    switch (t) {
+    case GPK_U8:
+        return 255;
+    case GPK_U16:
+        return 65535;
+    case GPK_U32:
+        return 4294967295.0;
+    case GPK_I32:
+        return 2147483648.0; // magnitude of the most negative value
+    default:
+        return std::numeric_limits<double>::infinity();
+    }
+}
+
+// Resolves a stride (0 = packed) after checking the row fits; returns the stride in bytes.
+size_t resolve_stride(const std::string &name, size_t width, size_t height, unsigned channels, gpk_dtype dtype,
+                      size_t stride) {
+    if (width == 0) invalid(name + "->width is 0; it must be at least 1");
+    if (height == 0) invalid(name + "->height is 0; it must be at least 1");
+    if (channels < 1 || channels > 4)
+        invalid(name + "->channels is " + std::to_string(channels) + "; it must be 1, 2, 3 or 4");
+    size_t row = checked_mul(checked_mul(width, channels, name + " row size"), gpk_dtype_size(dtype),
+                             name + " row size in bytes");
+    if (stride == 0) stride = row;
+    if (stride < row)
+        invalid(name + "->stride is " + std::to_string(stride) + " bytes; a row of " + std::to_string(width) + " x " +
+                std::to_string(channels) + " " + gpk_dtype_name(dtype) + " samples needs at least " +
+                std::to_string(row));
+    // The last byte read must be addressable.
+    checked_add(checked_mul(stride, height - 1, name + " size in bytes"), row, name + " size in bytes");
+    return stride;
+}
+
+gpk_filter *new_filter_2d(size_t kh, size_t kw, const double *taps) {
+    auto side = [](size_t k, const char *name) {
+        if (k < 1 || k > GPK_FILTER_MAX_2D || k % 2 == 0)
+            invalid(std::string(name) + " is " + std::to_string(k) + "; it must be odd and in 1.." +
+                    std::to_string(GPK_FILTER_MAX_2D));
+    };
+    side(kh, "kh");
+    side(kw, "kw");
+    require(taps, "taps");
+    auto *f = new gpk_filter;
+    f->separable = false;
+    f->kh = int(kh);
+    f->kw = int(kw);
+    f->taps.assign(taps, taps + kh * kw);
+    return f;
+}
+
+void check_taps(const std::vector<double> &taps, const char *name) {
+    for (size_t i = 0; i < taps.size(); ++i)
+        if (!std::isfinite(taps[i]))
+            invalid(std::string(name) + "[" + std::to_string(i) + "] is " + format_value(taps[i]) +
+                    "; taps must be finite");
+}
+
+bool all_integer(const std::vector<double> &v) {
+    for (double t : v)
+        if (t != std::floor(t)) return false;
+    return true;
+}
+
+double sum_of(const std::vector<double> &v, bool absolute) {
+    double s = 0;
+    for (double t : v) s += absolute ? std::fabs(t) : t;
+    return s;
+}
+
+// Checks the taps and fills in the derived fields; deletes the filter and rethrows on failure.
+gpk_filter *finish_filter(gpk_filter *f) {
+    try {
+        if (f->separable) {
+            check_taps(f->row, "row");
+            check_taps(f->col, "col");
+            f->sum = sum_of(f->row, false) * sum_of(f->col, false);
+            f->abs_sum = sum_of(f->row, true) * sum_of(f->col, true);
+            f->integer_taps = all_integer(f->row) && all_integer(f->col);
+        } else {
+            check_taps(f->taps, "taps");
+            f->sum = sum_of(f->taps, false);
+            f->abs_sum = sum_of(f->taps, true);
+            f->integer_taps = all_integer(f->taps);
+        }
+        if (!std::isfinite(f->abs_sum)) invalid("the sum of the filter's absolute taps is not finite");
+    } catch (...) {
+        delete f;
+        throw;
+    }
+    return f;
+}
+
+gpk_filter *new_filter_separable(size_t row_len, const double *row, size_t col_len, const double *col) {
+    auto len = [](size_t k, const char *name) {
+        if (k < 1 || k > GPK_FILTER_MAX_SEPARABLE || k % 2 == 0)
+            invalid(std::string(name) + " is " + std::to_string(k) + "; it must be odd and in 1.." +
+                    std::to_string(GPK_FILTER_MAX_SEPARABLE));
+    };
+    len(row_len, "row_len");
+    len(col_len, "col_len");
+    require(row, "row");
+    require(col, "col");
+    auto *f = new gpk_filter;
+    f->separable = true;
+    f->kw = int(row_len);
+    f->kh = int(col_len);
+    f->row.assign(row, row + row_len);
+    f->col.assign(col, col + col_len);
+    return f;
+}
+
+// Parses the whole of `text` as a number; false on anything else.
+bool parse_number(const char *text, double *out) {
+    if (!*text) return false;
+    char *end = nullptr;
+    double v = std::strtod(text, &end);
+    if (*end != '\0' || !std::isfinite(v)) return false;
+    *out = v;
+    return true;
+}
+
+gpk_filter *new_named_filter(const char *name) {
+    require(name, "name");
+    static const double lp3[9] = {0, 1, 0, 1, -4, 1, 0, 1, 0};
+    static const double smooth5[25] = {1, 1, 1, 1, 1, 1, 2, 2, 2, 1, 1, 2, 3, 2, 1, 1, 2, 2, 2, 1, 1, 1, 1, 1, 1};
+    static const double log9_top[5][9] = {{0, 1, 1, 2, 2, 2, 1, 1, 0},
+                                          {1, 2, 4, 5, 5, 5, 4, 2, 1},
+                                          {1, 4, 5, 3, 0, 3, 5, 4, 1},
+                                          {2, 5, 3, -12, -24, -12, 3, 5, 2},
+                                          {2, 5, 0, -24, -40, -24, 0, 5, 2}};
+    if (std::strcmp(name, "identity") == 0) {
+        const double one = 1;
+        return new_filter_2d(1, 1, &one);
+    }
+    if (std::strcmp(name, "lp3") == 0) return new_filter_2d(3, 3, lp3);
+    if (std::strcmp(name, "lp5") == 0) {
+        double t[25];
+        for (double &v : t) v = -1;
+        t[12] = 24;
+        return new_filter_2d(5, 5, t);
+    }
+    if (std::strcmp(name, "log9") == 0) {
+        double t[81];
+        for (int r = 0; r < 9; ++r)
+            for (int c = 0; c < 9; ++c) t[r * 9 + c] = log9_top[r < 5 ? r : 8 - r][c];
+        return new_filter_2d(9, 9, t);
+    }
+    if (std::strcmp(name, "smooth5") == 0) return new_filter_2d(5, 5, smooth5);
+    if (std::strncmp(name, "box:", 4) == 0) {
+        double k;
+        if (!parse_number(name + 4, &k) || k != std::floor(k) || k < 1 || k > GPK_FILTER_MAX_SEPARABLE ||
+            std::fmod(k, 2) == 0)
+            invalid(std::string("filter \"") + name + "\": K must be an odd integer in 1.." +
+                    std::to_string(GPK_FILTER_MAX_SEPARABLE));
+        std::vector<double> ones(size_t(k), 1.0);
+        return new_filter_separable(ones.size(), ones.data(), ones.size(), ones.data());
+    }
+    if (std::strncmp(name, "gauss:", 6) == 0) {
+        double sigma;
+        if (!parse_number(name + 6, &sigma) || !(sigma > 0) || sigma > 1000)
+            invalid(std::string("filter \"") + name + "\": SIGMA must be a number in (0, 1000]");
+        int radius = int(std::ceil(3 * sigma));
+        if (radius > (GPK_FILTER_MAX_SEPARABLE - 1) / 2) radius = (GPK_FILTER_MAX_SEPARABLE - 1) / 2;
+        std::vector<double> g(size_t(2 * radius + 1));
+        double s = 0;
+        for (int i = -radius; i <= radius; ++i) s += g[size_t(i + radius)] = std::exp(-0.5 * i * i / (sigma * sigma));
+        for (double &v : g) v /= s;
+        return new_filter_separable(g.size(), g.data(), g.size(), g.data());
+    }
+    invalid(std::string("unknown filter \"") + name +
+            "\"; expected identity, lp3, lp5, log9, smooth5, box:K or gauss:SIGMA");
+}
+
+bool ranges_overlap(const void *a, size_t a_len, const void *b, size_t b_len) {
+    auto pa = reinterpret_cast<uintptr_t>(a), pb = reinterpret_cast<uintptr_t>(b);
+    return pa < pb + b_len && pb < pa + a_len;
+}
+
+gpk::ImageDesc check_image(const gpk_image *img, const char *name) {
+    require(img, name);
+    check_struct_size(img, name);
+    if (!known_dtype(img->dtype))
+        invalid(std::string(name) + "->dtype is " + std::to_string(int(img->dtype)) + "; not a gpk_dtype");
+    if (img->dtype != GPK_U8 && img->dtype != GPK_U16 && img->dtype != GPK_F32 && img->dtype != GPK_F64)
+        invalid(std::string(name) + "->dtype is " + gpk_dtype_name(img->dtype) +
+                "; convolution takes u8, u16, f32 or f64");
+    gpk::ImageDesc d;
+    d.dtype = img->dtype;
+    d.width = img->width;
+    d.height = img->height;
+    d.channels = img->channels;
+    d.stride = resolve_stride(name, img->width, img->height, img->channels, img->dtype, img->stride);
+    return d;
+}
+
+size_t image_bytes(const gpk::ImageDesc &d) {
+    return d.stride * (d.height - 1) + d.width * d.channels * gpk_dtype_size(d.dtype);
+}
+
+} // namespace
+
+extern "C" {
+
+GPK_API unsigned gpk_version_number(void) { return GPK_VERSION_NUMBER; }
+
+GPK_API const char *gpk_version_string(void) {
+#define GPK_STR2(x) #x
+#define GPK_STR(x) GPK_STR2(x)
+    return GPK_STR(GPK_VERSION_MAJOR) "." GPK_STR(GPK_VERSION_MINOR) "." GPK_STR(GPK_VERSION_PATCH);
+}
+
+GPK_API const char *gpk_status_string(gpk_status status) {
+    switch (status) {
+    case GPK_OK:
+        return "ok";
+    case GPK_ERR_INVALID_ARGUMENT:
+        return "invalid argument";
+    case GPK_ERR_OUT_OF_MEMORY:
+        return "out of memory";
+    case GPK_ERR_NO_DEVICE:
+        return "no usable GPU";
+    case GPK_ERR_UNSUPPORTED:
+        return "unsupported";
+    case GPK_ERR_DEVICE:
+        return "GPU error";
+    case GPK_ERR_CANCELLED:
+        return "cancelled";
+    case GPK_ERR_INTERNAL:
+        return "internal error";
+    }
+    return "unknown status";
+}
+
+GPK_API const char *gpk_backend_name(gpk_backend backend) {
+    switch (backend) {
+    case GPK_BACKEND_AUTO:
+        return "auto";
+    case GPK_BACKEND_CPU:
+        return "cpu";
+    case GPK_BACKEND_CUDA:
+        return "cuda";
+    }
+    return "unknown";
+}
+
+GPK_API size_t gpk_dtype_size(gpk_dtype dtype) {
+    switch (dtype) {
+    case GPK_U8:
+        return 1;
+    case GPK_U16:
+        return 2;
+    case GPK_U32:
+    case GPK_I32:
+    case GPK_F32:
+        return 4;
+    case GPK_F64:
+        return 8;
+    }
+    return 0;
+}
+
+GPK_API const char *gpk_dtype_name(gpk_dtype dtype) {
+    static const char *names[] = {"u8", "u16", "u32", "i32", "f32", "f64"};
+    return known_dtype(dtype) ? names[dtype] : "unknown";
+}
+
+GPK_API gpk_status gpk_device_count(int *count) {
+    return guarded(t_last_error, [&] {
+        require(count, "count");
+        *count = 0;
+        std::string why;
+        int n = gpk::cuda::device_count(&why);
+        if (n == 0) gpk::fail(GPK_ERR_NO_DEVICE, why);
+        *count = n;
+    });
+}
+
+GPK_API gpk_status gpk_device_get_info(gpk_device_info *info, int index) {
+    return guarded(t_last_error, [&] {
+        require(info, "info");
+        check_struct_size(info, "info");
+        std::string why;
+        int n = gpk::cuda::device_count(&why);
+        if (n == 0) gpk::fail(GPK_ERR_NO_DEVICE, why);
+        if (index < 0 || index >= n)
+            invalid("index is " + std::to_string(index) + "; " + std::to_string(n) + " CUDA device(s) exist");
+        gpk::cuda::device_info(index, info);
+    });
+}
+
+GPK_API gpk_status gpk_context_options_init(gpk_context_options *opts) {
+    return guarded(t_last_error, [&] {
+        require(opts, "opts");
+        *opts = gpk_context_options GPK_CONTEXT_OPTIONS_INIT;
+    });
+}
+
+GPK_API gpk_status gpk_context_create(gpk_context **out, const gpk_context_options *opts) {
+    return guarded(t_last_error, [&] {
+        require(out, "out");
+        *out = nullptr;
+        gpk_context_options o = GPK_CONTEXT_OPTIONS_INIT;
+        if (opts) {
+            check_struct_size(opts, "opts");
+            o = *opts;
+        }
+        if (unsigned(o.backend) > unsigned(GPK_BACKEND_CUDA))
+            invalid("opts->backend is " + std::to_string(int(o.backend)) + "; expected auto (0), cpu (1) or cuda (2)");
+        if (o.device < 0) invalid("opts->device is " + std::to_string(o.device) + "; it must be >= 0");
+        if (o.threads > 4096) invalid("opts->threads is " + std::to_string(o.threads) + "; at most 4096");
+        auto ctx = std::make_unique<gpk_context>();
+        ctx->backend = gpk::create_backend(o);
+        *out = ctx.release();
+    });
+}
+
+GPK_API void gpk_context_destroy(gpk_context *ctx) {
+    if (!ctx) return;
+    try {
+        ctx->backend->synchronize();
+    } catch (...) {
+        // Destruction must not fail; pending errors are dropped with the context.
+    }
+    delete ctx;
+}
+
+GPK_API gpk_backend gpk_context_backend(const gpk_context *ctx) {
+    return ctx ? ctx->backend->kind() : GPK_BACKEND_AUTO;
+}
+
+GPK_API const char *gpk_context_last_error(const gpk_context *ctx) {
+    return ctx ? ctx->last_error.c_str() : t_last_error.c_str();
+}
+
+GPK_API gpk_status gpk_context_set_stream(gpk_context *ctx, void *stream) {
+    return with_context(ctx, [&] { ctx->backend->set_stream(stream); });
+}
+
+GPK_API gpk_status gpk_context_synchronize(gpk_context *ctx) {
+    return with_context(ctx, [&] { ctx->backend->synchronize(); });
+}
+
+GPK_API gpk_status gpk_heat_params_init(gpk_heat_params *params) {
+    return guarded(t_last_error, [&] {
+        require(params, "params");
+        *params = gpk_heat_params GPK_HEAT_PARAMS_INIT;
+    });
+}
+
+GPK_API gpk_status gpk_heat_run(gpk_context *ctx, const gpk_heat_params *params, const double *tinit,
+                                const double *conductivity, double *tfinal, gpk_heat_report *final) {
+    return with_context(ctx, [&] {
+        require(params, "params");
+        check_struct_size(params, "params");
+        require(tinit, "tinit");
+        require(conductivity, "conductivity");
+        if (params->rows == 0) invalid("params->rows is 0; it must be at least 1");
+        if (params->cols == 0) invalid("params->cols is 0; it must be at least 1");
+        if (params->maxiter == 0) invalid("params->maxiter is 0; it must be at least 1");
+        if (!(params->threshold >= 0))
+            invalid("params->threshold is " + format_value(params->threshold) + "; it must be >= 0");
+        size_t padded = checked_mul(checked_add(params->rows, 2, "params->rows + 2"),
+                                    checked_add(params->cols, 2, "params->cols + 2"), "the grid size");
+        checked_mul(padded, 2 * sizeof(double), "the grid size in bytes");
+        if (tfinal && (ranges_overlap(tfinal, params->rows * params->cols * sizeof(double), tinit,
+                                      params->rows * params->cols * sizeof(double)) ||
+                       ranges_overlap(tfinal, params->rows * params->cols * sizeof(double), conductivity,
+                                      params->rows * params->cols * sizeof(double))))
+            invalid("tfinal overlaps tinit or conductivity");
+        gpk::HeatJob job;
+        job.rows = params->rows;
+        job.cols = params->cols;
+        job.maxiter = params->maxiter;
+        job.threshold = params->threshold;
+        job.period = params->period;
+        job.on_report = params->on_report;
+        job.on_progress = params->on_progress;
+        job.progress_interval = params->progress_interval;
+        job.user_data = params->user_data;
+        job.tinit = tinit;
+        job.conductivity = conductivity;
+        job.tfinal = tfinal;
+        job.final = final;
+        ctx->backend->heat_run(job);
+    });
+}
+
+GPK_API gpk_status gpk_histogram_params_init(gpk_histogram_params *params) {
+    return guarded(t_last_error, [&] {
+        require(params, "params");
+        *params = gpk_histogram_params GPK_HISTOGRAM_PARAMS_INIT;
+    });
+}
+
+GPK_API gpk_status gpk_histogram(gpk_context *ctx, const gpk_histogram_params *params, const void *data,
+                                 uint64_t *hist, uint64_t *uncounted) {
+    return with_context(ctx, [&] {
+        require(params, "params");
+        check_struct_size(params, "params");
+        require(data, "data");
+        require(hist, "hist");
+        const auto &p = *params;
+        if (!known_dtype(p.dtype))
+            invalid("params->dtype is " + std::to_string(int(p.dtype)) + "; not a gpk_dtype");
+        gpk::HistogramJob job;
+        job.stride = resolve_stride("params", p.width, p.height, p.channels, p.dtype, p.stride);
+        if (p.bins == 0) invalid("params->bins is 0; it must be at least 1");
+        checked_mul(checked_mul(p.bins, p.channels, "params->bins * channels"), sizeof(uint64_t),
+                    "the histogram size in bytes");
+        if (p.bins > (size_t(1) << 40)) invalid("params->bins is " + std::to_string(p.bins) + "; at most 2^40");
+        if (!std::isfinite(p.lower)) invalid("params->lower is " + format_value(p.lower) + "; it must be finite");
+        if (!std::isfinite(p.upper)) invalid("params->upper is " + format_value(p.upper) + "; it must be finite");
+        if (!(p.upper > p.lower))
+            invalid("params->upper (" + format_value(p.upper) + ") must be greater than params->lower (" +
+                    format_value(p.lower) + ")");
+        if (!std::isfinite(double(p.bins) / (p.upper - p.lower)))
+            invalid("params->bins / (upper - lower) is not finite: the range [" + format_value(p.lower) + ", " +
+                    format_value(p.upper) + ") is too narrow");
+        job.dtype = p.dtype;
+        job.width = p.width;
+        job.height = p.height;
+        job.channels = p.channels;
+        job.bins = p.bins;
+        job.lower = p.lower;
+        job.upper = p.upper;
+        job.saturate = p.saturate;
+        job.direct_bins = integer_dtype(p.dtype) && p.lower == 0 && p.upper == double(p.bins);
+        job.data = data;
+        job.hist = hist;
+        job.uncounted = uncounted;
+        ctx->backend->histogram(job);
+    });
+}
+
+GPK_API gpk_status gpk_filter_create_2d(gpk_filter **out, size_t kh, size_t kw, const double *taps) {
+    return guarded(t_last_error, [&] {
+        require(out, "out");
+        *out = nullptr;
+        *out = finish_filter(new_filter_2d(kh, kw, taps));
+    });
+}
+
+GPK_API gpk_status gpk_filter_create_separable(gpk_filter **out, size_t row_len, const double *row,
+                                               size_t col_len, const double *col) {
+    return guarded(t_last_error, [&] {
+        require(out, "out");
+        *out = nullptr;
+        *out = finish_filter(new_filter_separable(row_len, row, col_len, col));
+    });
+}
+
+GPK_API gpk_status gpk_filter_create_named(gpk_filter **out, const char *name) {
+    return guarded(t_last_error, [&] {
+        require(out, "out");
+        *out = nullptr;
+        *out = finish_filter(new_named_filter(name));
+    });
+}
+
+GPK_API void gpk_filter_destroy(gpk_filter *filter) { delete filter; }
+
+GPK_API gpk_status gpk_filter_get_info(gpk_filter_info *info, const gpk_filter *filter) {
+    return guarded(t_last_error, [&] {
+        require(info, "info");
+        check_struct_size(info, "info");
+        require(filter, "filter");
+        info->separable = filter->separable ? 1 : 0;
+        info->kh = size_t(filter->kh);
+        info->kw = size_t(filter->kw);
+        info->sum = filter->sum;
+        info->integer_taps = filter->integer_taps ? 1 : 0;
+    });
+}
+
+GPK_API gpk_status gpk_filter_get_taps(double *taps, size_t capacity, const gpk_filter *filter) {
+    return guarded(t_last_error, [&] {
+        require(taps, "taps");
+        require(filter, "filter");
+        size_t need = filter->separable ? filter->row.size() + filter->col.size() : filter->taps.size();
+        if (capacity < need)
+            invalid("capacity is " + std::to_string(capacity) + "; the filter has " + std::to_string(need) + " taps");
+        if (filter->separable) {
+            std::copy(filter->row.begin(), filter->row.end(), taps);
+            std::copy(filter->col.begin(), filter->col.end(), taps + filter->row.size());
+        } else {
+            std::copy(filter->taps.begin(), filter->taps.end(), taps);
+        }
+    });
+}
+
+GPK_API gpk_status gpk_image_init(gpk_image *image, gpk_dtype dtype, size_t width, size_t height,
+                                  unsigned channels) {
+    return guarded(t_last_error, [&] {
+        require(image, "image");
+        image->struct_size = sizeof(gpk_image);
+        image->dtype = dtype;
+        image->width = width;
+        image->height = height;
+        image->channels = channels;
+        image->stride = 0;
+    });
+}
+
+GPK_API gpk_status gpk_convolve_params_init(gpk_convolve_params *params) {
+    return guarded(t_last_error, [&] {
+        require(params, "params");
+        *params = gpk_convolve_params GPK_CONVOLVE_PARAMS_INIT;
+    });
+}
+
+GPK_API gpk_status gpk_convolve(gpk_context *ctx, const gpk_convolve_params *params, const gpk_image *in,
+                                const void *in_data, const gpk_image *out, void *out_data) {
+    return with_context(ctx, [&] {
+        require(params, "params");
+        check_struct_size(params, "params");
+        require(params->filter, "params->filter");
+        require(in_data, "in_data");
+        require(out_data, "out_data");
+        gpk::ConvolveJob job;
+        job.in = check_image(in, "in");
+        job.out = check_image(out, "out");
+        if (job.in.width != job.out.width || job.in.height != job.out.height || job.in.channels != job.out.channels)
+            invalid("out is " + std::to_string(job.out.width) + "x" + std::to_string(job.out.height) + "x" +
+                    std::to_string(job.out.channels) + " but in is " + std::to_string(job.in.width) + "x" +
+                    std::to_string(job.in.height) + "x" + std::to_string(job.in.channels) +
+                    "; they must have the same width, height and channels");
+        if (unsigned(params->border) > unsigned(GPK_BORDER_WRAP))
+            invalid("params->border is " + std::to_string(int(params->border)) + "; not a gpk_border");
+        if (unsigned(params->normalize) > unsigned(GPK_NORMALIZE_MINMAX))
+            invalid("params->normalize is " + std::to_string(int(params->normalize)) + "; not a gpk_normalize");
+        if (unsigned(params->accumulate) > unsigned(GPK_ACCUMULATE_F64))
+            invalid("params->accumulate is " + std::to_string(int(params->accumulate)) + "; not a gpk_accumulate");
+        const gpk_filter &f = *params->filter;
+        if (params->normalize == GPK_NORMALIZE_SUM && f.sum == 0)
+            invalid("params->normalize is GPK_NORMALIZE_SUM but the filter's taps sum to 0");
+        if (ranges_overlap(in_data, image_bytes(job.in), out_data, image_bytes(job.out)))
+            invalid("in_data and out_data overlap; convolution cannot run in place");
+        job.in_data = in_data;
+        job.out_data = out_data;
+        job.filter = &f;
+        job.border = params->border;
+        job.normalize = params->normalize;
+        job.exact_integer = integer_dtype(job.in.dtype) && f.integer_taps &&
+                            f.abs_sum * dtype_max(job.in.dtype) < gpk::kExactLimit;
+        job.accumulate_f64 = params->accumulate == GPK_ACCUMULATE_F64 ||
+                             (params->accumulate == GPK_ACCUMULATE_AUTO &&
+                              (job.in.dtype == GPK_F64 || job.out.dtype == GPK_F64));
+        ctx->backend->convolve(job);
+    });
+}
+
+} // extern "C"
