@@ -78,8 +78,21 @@ size_t checked_add(size_t a, size_t b, const std::string &what) {
     return a + b;
 }
 
-bool known_dtype(gpk_dtype t) { return unsigned(t) <= unsigned(GPK_F64); }
-bool integer_dtype(gpk_dtype t) { return t == GPK_U8 || t == GPK_U16 || t == GPK_U32 || t == GPK_I32; }
+// The value of an enum field as the caller stored it. Reading it through memcpy keeps an out-of-range
+// value (a C caller may pass anything) from being an invalid load of the enum type.
+template <class E> unsigned raw(const E &e) {
+    static_assert(sizeof(E) == sizeof(unsigned), "C enums are int-sized");
+    unsigned v;
+    std::memcpy(&v, &e, sizeof v);
+    return v;
+}
+
+bool known_dtype(const gpk_dtype &t) {
+    return raw(t) <= unsigned(GPK_F64);
+}
+bool integer_dtype(gpk_dtype t) {
+    return t == GPK_U8 || t == GPK_U16 || t == GPK_U32 || t == GPK_I32;
+}
 
 double dtype_max(gpk_dtype t) {
     switch (t) {
@@ -97,8 +110,8 @@ double dtype_max(gpk_dtype t) {
 }
 
 // Resolves a stride (0 = packed) after checking the row fits; returns the stride in bytes.
-size_t resolve_stride(const std::string &name, size_t width, size_t height, unsigned channels, gpk_dtype dtype,
-                      size_t stride) {
+size_t resolve_stride(const std::string &name, size_t width, size_t height, unsigned channels,
+                      gpk_dtype dtype, size_t stride) {
     if (width == 0) invalid(name + "->width is 0; it must be at least 1");
     if (height == 0) invalid(name + "->height is 0; it must be at least 1");
     if (channels < 1 || channels > 4)
@@ -107,8 +120,8 @@ size_t resolve_stride(const std::string &name, size_t width, size_t height, unsi
                              name + " row size in bytes");
     if (stride == 0) stride = row;
     if (stride < row)
-        invalid(name + "->stride is " + std::to_string(stride) + " bytes; a row of " + std::to_string(width) + " x " +
-                std::to_string(channels) + " " + gpk_dtype_name(dtype) + " samples needs at least " +
+        invalid(name + "->stride is " + std::to_string(stride) + " bytes; a row of " + std::to_string(width) +
+                " x " + std::to_string(channels) + " " + gpk_dtype_name(dtype) + " samples needs at least " +
                 std::to_string(row));
     // The last byte read must be addressable.
     checked_add(checked_mul(stride, height - 1, name + " size in bytes"), row, name + " size in bytes");
@@ -206,7 +219,8 @@ bool parse_number(const char *text, double *out) {
 gpk_filter *new_named_filter(const char *name) {
     require(name, "name");
     static const double lp3[9] = {0, 1, 0, 1, -4, 1, 0, 1, 0};
-    static const double smooth5[25] = {1, 1, 1, 1, 1, 1, 2, 2, 2, 1, 1, 2, 3, 2, 1, 1, 2, 2, 2, 1, 1, 1, 1, 1, 1};
+    static const double smooth5[25] = {1, 1, 1, 1, 1, 1, 2, 2, 2, 1, 1, 2, 3,
+                                       2, 1, 1, 2, 2, 2, 1, 1, 1, 1, 1, 1};
     static const double log9_top[5][9] = {{0, 1, 1, 2, 2, 2, 1, 1, 0},
                                           {1, 2, 4, 5, 5, 5, 4, 2, 1},
                                           {1, 4, 5, 3, 0, 3, 5, 4, 1},
@@ -247,7 +261,8 @@ gpk_filter *new_named_filter(const char *name) {
         if (radius > (GPK_FILTER_MAX_SEPARABLE - 1) / 2) radius = (GPK_FILTER_MAX_SEPARABLE - 1) / 2;
         std::vector<double> g(size_t(2 * radius + 1));
         double s = 0;
-        for (int i = -radius; i <= radius; ++i) s += g[size_t(i + radius)] = std::exp(-0.5 * i * i / (sigma * sigma));
+        for (int i = -radius; i <= radius; ++i)
+            s += g[size_t(i + radius)] = std::exp(-0.5 * i * i / (sigma * sigma));
         for (double &v : g) v /= s;
         return new_filter_separable(g.size(), g.data(), g.size(), g.data());
     }
@@ -264,7 +279,8 @@ gpk::ImageDesc check_image(const gpk_image *img, const char *name) {
     require(img, name);
     check_struct_size(img, name);
     if (!known_dtype(img->dtype))
-        invalid(std::string(name) + "->dtype is " + std::to_string(int(img->dtype)) + "; not a gpk_dtype");
+        invalid(std::string(name) + "->dtype is " + std::to_string(int(raw(img->dtype))) +
+                "; not a gpk_dtype");
     if (img->dtype != GPK_U8 && img->dtype != GPK_U16 && img->dtype != GPK_F32 && img->dtype != GPK_F64)
         invalid(std::string(name) + "->dtype is " + gpk_dtype_name(img->dtype) +
                 "; convolution takes u8, u16, f32 or f64");
@@ -285,7 +301,9 @@ size_t image_bytes(const gpk::ImageDesc &d) {
 
 extern "C" {
 
-GPK_API unsigned gpk_version_number(void) { return GPK_VERSION_NUMBER; }
+GPK_API unsigned gpk_version_number(void) {
+    return GPK_VERSION_NUMBER;
+}
 
 GPK_API const char *gpk_version_string(void) {
 #define GPK_STR2(x) #x
@@ -294,6 +312,7 @@ GPK_API const char *gpk_version_string(void) {
 }
 
 GPK_API const char *gpk_status_string(gpk_status status) {
+    if (raw(status) > unsigned(GPK_ERR_INTERNAL)) return "unknown status";
     switch (status) {
     case GPK_OK:
         return "ok";
@@ -316,6 +335,7 @@ GPK_API const char *gpk_status_string(gpk_status status) {
 }
 
 GPK_API const char *gpk_backend_name(gpk_backend backend) {
+    if (raw(backend) > unsigned(GPK_BACKEND_CUDA)) return "unknown";
     switch (backend) {
     case GPK_BACKEND_AUTO:
         return "auto";
@@ -328,6 +348,7 @@ GPK_API const char *gpk_backend_name(gpk_backend backend) {
 }
 
 GPK_API size_t gpk_dtype_size(gpk_dtype dtype) {
+    if (!known_dtype(dtype)) return 0;
     switch (dtype) {
     case GPK_U8:
         return 1;
@@ -345,7 +366,7 @@ GPK_API size_t gpk_dtype_size(gpk_dtype dtype) {
 
 GPK_API const char *gpk_dtype_name(gpk_dtype dtype) {
     static const char *names[] = {"u8", "u16", "u32", "i32", "f32", "f64"};
-    return known_dtype(dtype) ? names[dtype] : "unknown";
+    return known_dtype(dtype) ? names[raw(dtype)] : "unknown";
 }
 
 GPK_API gpk_status gpk_device_count(int *count) {
@@ -388,8 +409,9 @@ GPK_API gpk_status gpk_context_create(gpk_context **out, const gpk_context_optio
             check_struct_size(opts, "opts");
             o = *opts;
         }
-        if (unsigned(o.backend) > unsigned(GPK_BACKEND_CUDA))
-            invalid("opts->backend is " + std::to_string(int(o.backend)) + "; expected auto (0), cpu (1) or cuda (2)");
+        if (raw(o.backend) > unsigned(GPK_BACKEND_CUDA))
+            invalid("opts->backend is " + std::to_string(int(raw(o.backend))) +
+                    "; expected auto (0), cpu (1) or cuda (2)");
         if (o.device < 0) invalid("opts->device is " + std::to_string(o.device) + "; it must be >= 0");
         if (o.threads > 4096) invalid("opts->threads is " + std::to_string(o.threads) + "; at most 4096");
         auto ctx = std::make_unique<gpk_context>();
@@ -485,21 +507,24 @@ GPK_API gpk_status gpk_histogram(gpk_context *ctx, const gpk_histogram_params *p
         require(hist, "hist");
         const auto &p = *params;
         if (!known_dtype(p.dtype))
-            invalid("params->dtype is " + std::to_string(int(p.dtype)) + "; not a gpk_dtype");
+            invalid("params->dtype is " + std::to_string(int(raw(p.dtype))) + "; not a gpk_dtype");
         gpk::HistogramJob job;
         job.stride = resolve_stride("params", p.width, p.height, p.channels, p.dtype, p.stride);
         if (p.bins == 0) invalid("params->bins is 0; it must be at least 1");
         checked_mul(checked_mul(p.bins, p.channels, "params->bins * channels"), sizeof(uint64_t),
                     "the histogram size in bytes");
-        if (p.bins > (size_t(1) << 40)) invalid("params->bins is " + std::to_string(p.bins) + "; at most 2^40");
-        if (!std::isfinite(p.lower)) invalid("params->lower is " + format_value(p.lower) + "; it must be finite");
-        if (!std::isfinite(p.upper)) invalid("params->upper is " + format_value(p.upper) + "; it must be finite");
+        if (p.bins > (size_t(1) << 40))
+            invalid("params->bins is " + std::to_string(p.bins) + "; at most 2^40");
+        if (!std::isfinite(p.lower))
+            invalid("params->lower is " + format_value(p.lower) + "; it must be finite");
+        if (!std::isfinite(p.upper))
+            invalid("params->upper is " + format_value(p.upper) + "; it must be finite");
         if (!(p.upper > p.lower))
             invalid("params->upper (" + format_value(p.upper) + ") must be greater than params->lower (" +
                     format_value(p.lower) + ")");
         if (!std::isfinite(double(p.bins) / (p.upper - p.lower)))
-            invalid("params->bins / (upper - lower) is not finite: the range [" + format_value(p.lower) + ", " +
-                    format_value(p.upper) + ") is too narrow");
+            invalid("params->bins / (upper - lower) is not finite: the range [" + format_value(p.lower) +
+                    ", " + format_value(p.upper) + ") is too narrow");
         job.dtype = p.dtype;
         job.width = p.width;
         job.height = p.height;
@@ -541,7 +566,9 @@ GPK_API gpk_status gpk_filter_create_named(gpk_filter **out, const char *name) {
     });
 }
 
-GPK_API void gpk_filter_destroy(gpk_filter *filter) { delete filter; }
+GPK_API void gpk_filter_destroy(gpk_filter *filter) {
+    delete filter;
+}
 
 GPK_API gpk_status gpk_filter_get_info(gpk_filter_info *info, const gpk_filter *filter) {
     return guarded(t_last_error, [&] {
@@ -562,7 +589,8 @@ GPK_API gpk_status gpk_filter_get_taps(double *taps, size_t capacity, const gpk_
         require(filter, "filter");
         size_t need = filter->separable ? filter->row.size() + filter->col.size() : filter->taps.size();
         if (capacity < need)
-            invalid("capacity is " + std::to_string(capacity) + "; the filter has " + std::to_string(need) + " taps");
+            invalid("capacity is " + std::to_string(capacity) + "; the filter has " + std::to_string(need) +
+                    " taps");
         if (filter->separable) {
             std::copy(filter->row.begin(), filter->row.end(), taps);
             std::copy(filter->col.begin(), filter->col.end(), taps + filter->row.size());
@@ -603,17 +631,20 @@ GPK_API gpk_status gpk_convolve(gpk_context *ctx, const gpk_convolve_params *par
         gpk::ConvolveJob job;
         job.in = check_image(in, "in");
         job.out = check_image(out, "out");
-        if (job.in.width != job.out.width || job.in.height != job.out.height || job.in.channels != job.out.channels)
+        if (job.in.width != job.out.width || job.in.height != job.out.height ||
+            job.in.channels != job.out.channels)
             invalid("out is " + std::to_string(job.out.width) + "x" + std::to_string(job.out.height) + "x" +
                     std::to_string(job.out.channels) + " but in is " + std::to_string(job.in.width) + "x" +
                     std::to_string(job.in.height) + "x" + std::to_string(job.in.channels) +
                     "; they must have the same width, height and channels");
-        if (unsigned(params->border) > unsigned(GPK_BORDER_WRAP))
-            invalid("params->border is " + std::to_string(int(params->border)) + "; not a gpk_border");
-        if (unsigned(params->normalize) > unsigned(GPK_NORMALIZE_MINMAX))
-            invalid("params->normalize is " + std::to_string(int(params->normalize)) + "; not a gpk_normalize");
-        if (unsigned(params->accumulate) > unsigned(GPK_ACCUMULATE_F64))
-            invalid("params->accumulate is " + std::to_string(int(params->accumulate)) + "; not a gpk_accumulate");
+        if (raw(params->border) > unsigned(GPK_BORDER_WRAP))
+            invalid("params->border is " + std::to_string(int(raw(params->border))) + "; not a gpk_border");
+        if (raw(params->normalize) > unsigned(GPK_NORMALIZE_MINMAX))
+            invalid("params->normalize is " + std::to_string(int(raw(params->normalize))) +
+                    "; not a gpk_normalize");
+        if (raw(params->accumulate) > unsigned(GPK_ACCUMULATE_F64))
+            invalid("params->accumulate is " + std::to_string(int(raw(params->accumulate))) +
+                    "; not a gpk_accumulate");
         const gpk_filter &f = *params->filter;
         if (params->normalize == GPK_NORMALIZE_SUM && f.sum == 0)
             invalid("params->normalize is GPK_NORMALIZE_SUM but the filter's taps sum to 0");

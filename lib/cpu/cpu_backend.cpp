@@ -21,6 +21,8 @@ private:
 
 } // namespace
 
-std::unique_ptr<Backend> make_backend(unsigned threads) { return std::make_unique<CpuBackend>(threads); }
+std::unique_ptr<Backend> make_backend(unsigned threads) {
+    return std::make_unique<CpuBackend>(threads);
+}
 
 } // namespace gpk::cpu

@@ -12,12 +12,15 @@ namespace gpk::cuda {
 inline void check(cudaError_t e, const char *what) {
     if (e == cudaSuccess) return;
     gpk_status s = (e == cudaErrorMemoryAllocation) ? GPK_ERR_OUT_OF_MEMORY : GPK_ERR_DEVICE;
-    std::string msg = std::string(what) + " failed: " + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")";
+    std::string msg =
+        std::string(what) + " failed: " + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")";
     if (e != cudaErrorMemoryAllocation) cudaGetLastError(); // clear non-sticky errors
     throw Error(s, msg);
 }
 
 // After a kernel launch: configuration errors show up here, execution errors at the next sync.
-inline void check_launch(const char *kernel) { check(cudaGetLastError(), kernel); }
+inline void check_launch(const char *kernel) {
+    check(cudaGetLastError(), kernel);
+}
 
 } // namespace gpk::cuda

@@ -18,8 +18,9 @@ int device_count(std::string *why) {
             *why = std::string(cudaGetErrorName(e)) + ": " + cudaGetErrorString(e);
             if (e == cudaErrorInsufficientDriver)
                 *why += " (driver supports CUDA " + std::to_string(driver / 1000) + "." +
-                        std::to_string(driver % 1000 / 10) + ", gpk needs " + std::to_string(CUDART_VERSION / 1000) +
-                        "." + std::to_string(CUDART_VERSION % 1000 / 10) + ")";
+                        std::to_string(driver % 1000 / 10) + ", gpk needs " +
+                        std::to_string(CUDART_VERSION / 1000) + "." +
+                        std::to_string(CUDART_VERSION % 1000 / 10) + ")";
         }
         cudaGetLastError(); // clear
         return 0;

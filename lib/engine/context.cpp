@@ -29,7 +29,8 @@ std::unique_ptr<Backend> create_backend(const gpk_context_options &opts) {
     if (choice == GPK_BACKEND_CUDA) {
         if (count == 0)
             fail(GPK_ERR_NO_DEVICE, std::string("the CUDA backend was asked for") +
-                                        (from_env ? " (GPK_BACKEND=cuda)" : "") + " but no GPU is usable: " + why);
+                                        (from_env ? " (GPK_BACKEND=cuda)" : "") +
+                                        " but no GPU is usable: " + why);
         if (opts.device < 0 || opts.device >= count)
             invalid("options->device is " + std::to_string(opts.device) + "; " + std::to_string(count) +
                     " CUDA device(s) exist");

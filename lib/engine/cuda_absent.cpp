@@ -11,8 +11,12 @@ int device_count(std::string *why) {
     return 0;
 }
 
-void device_info(int, gpk_device_info *) { fail(GPK_ERR_NO_DEVICE, kWhy); }
+void device_info(int, gpk_device_info *) {
+    fail(GPK_ERR_NO_DEVICE, kWhy);
+}
 
-std::unique_ptr<Backend> make_backend(int, void *, unsigned) { fail(GPK_ERR_NO_DEVICE, kWhy); }
+std::unique_ptr<Backend> make_backend(int, void *, unsigned) {
+    fail(GPK_ERR_NO_DEVICE, kWhy);
+}
 
 } // namespace gpk::cuda

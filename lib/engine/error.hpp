@@ -17,7 +17,11 @@ private:
     gpk_status status_;
 };
 
-[[noreturn]] inline void fail(gpk_status status, const std::string &message) { throw Error(status, message); }
-[[noreturn]] inline void invalid(const std::string &message) { fail(GPK_ERR_INVALID_ARGUMENT, message); }
+[[noreturn]] inline void fail(gpk_status status, const std::string &message) {
+    throw Error(status, message);
+}
+[[noreturn]] inline void invalid(const std::string &message) {
+    fail(GPK_ERR_INVALID_ARGUMENT, message);
+}
 
 } // namespace gpk

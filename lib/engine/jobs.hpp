@@ -53,7 +53,8 @@ struct ConvolveJob {
     const gpk_filter *filter = nullptr;
     gpk_border border = GPK_BORDER_CLAMP;
     gpk_normalize normalize = GPK_NORMALIZE_NONE;
-    // Integer input with integer taps whose sum of |taps| * max sample < 2^54 (kExactLimit): exact int64 arithmetic.
+    // Integer input with integer taps whose sum of |taps| * max sample < 2^54 (kExactLimit): exact int64
+    // arithmetic.
     bool exact_integer = false;
     // Float path precision (ignored on the exact path).
     bool accumulate_f64 = false;

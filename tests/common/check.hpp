@@ -41,23 +41,24 @@ inline int finish(const char *name) {
 
 #define CHECK(cond) ::check::report(static_cast<bool>(cond), #cond, __FILE__, __LINE__)
 #define CHECK_MSG(cond, msg) ::check::report(static_cast<bool>(cond), #cond, __FILE__, __LINE__, (msg))
-#define CHECK_EQ(a, b)                                                                                         \
-    do {                                                                                                       \
-        auto check_a_ = (a);                                                                                   \
-        auto check_b_ = (b);                                                                                   \
-        ::check::report(check_a_ == check_b_, #a " == " #b, __FILE__, __LINE__,                               \
-                        std::to_string(check_a_) + " vs " + std::to_string(check_b_));                         \
+#define CHECK_EQ(a, b)                                                                                       \
+    do {                                                                                                     \
+        auto check_a_ = (a);                                                                                 \
+        auto check_b_ = (b);                                                                                 \
+        ::check::report(check_a_ == check_b_, #a " == " #b, __FILE__, __LINE__,                              \
+                        std::to_string(check_a_) + " vs " + std::to_string(check_b_));                       \
     } while (0)
 // gpk status checks: on failure print the status and the context's message.
-#define CHECK_OK(ctx, expr)                                                                                    \
-    do {                                                                                                       \
-        gpk_status check_s_ = (expr);                                                                          \
-        ::check::report(check_s_ == GPK_OK, #expr, __FILE__, __LINE__,                                        \
-                        std::string(gpk_status_string(check_s_)) + ": " + gpk_context_last_error(ctx));       \
+#define CHECK_OK(ctx, expr)                                                                                  \
+    do {                                                                                                     \
+        gpk_status check_s_ = (expr);                                                                        \
+        ::check::report(check_s_ == GPK_OK, #expr, __FILE__, __LINE__,                                       \
+                        std::string(gpk_status_string(check_s_)) + ": " + gpk_context_last_error(ctx));      \
     } while (0)
-#define CHECK_STATUS(ctx, expr, want)                                                                          \
-    do {                                                                                                       \
-        gpk_status check_s_ = (expr);                                                                          \
-        ::check::report(check_s_ == (want), #expr " == " #want, __FILE__, __LINE__,                           \
-                        std::string("got ") + gpk_status_string(check_s_) + ": " + gpk_context_last_error(ctx)); \
+#define CHECK_STATUS(ctx, expr, want)                                                                        \
+    do {                                                                                                     \
+        gpk_status check_s_ = (expr);                                                                        \
+        ::check::report(check_s_ == (want), #expr " == " #want, __FILE__, __LINE__,                          \
+                        std::string("got ") + gpk_status_string(check_s_) + ": " +                           \
+                            gpk_context_last_error(ctx));                                                    \
     } while (0)
