@@ -1,0 +1,308 @@
+// The CUDA heat solver: buffers, input checks, and the iteration loop that enqueues batches of iterations
+// and reads the device state back once per batch (never once per iteration). Kernels: heat_kernels.cuh.
+#include "cuda/heat.cuh"
+
+#include "cuda/check.cuh"
+#include "cuda/heat_kernels.cuh"
+#include "cuda/pointer.cuh"
+#include "engine/error.hpp"
+#include "engine/validate.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace gpk::cuda {
+namespace {
+
+using heat::DeviceState;
+using heat::Grids;
+using heat::GridStats;
+
+constexpr int kStepX = 32, kStepY = 8;
+constexpr int kFinishThreads = 256;
+constexpr int kStatsThreads = 256;
+constexpr int kStatsBlocks = 1024; // fixed: the sum's order depends on it
+constexpr unsigned kLogCapacity = 4096;
+constexpr size_t kMaxBatch = 1024; // iterations enqueued before the host looks at the state
+
+struct DeviceFree {
+    void operator()(void *p) const { cudaFree(p); }
+};
+struct PinnedFree {
+    void operator()(void *p) const { cudaFreeHost(p); }
+};
+template <class T> using DeviceArray = std::unique_ptr<T[], DeviceFree>;
+template <class T> using PinnedArray = std::unique_ptr<T[], PinnedFree>;
+
+template <class T> DeviceArray<T> device_alloc(size_t n, const char *what) {
+    void *p = nullptr;
+    cudaError_t e = cudaMalloc(&p, n * sizeof(T));
+    if (e == cudaErrorMemoryAllocation) {
+        cudaGetLastError();
+        fail(GPK_ERR_OUT_OF_MEMORY, std::string("heat: cudaMalloc of ") + std::to_string(n * sizeof(T)) +
+                                        " bytes for " + what + " failed");
+    }
+    check(e, "cudaMalloc");
+    return DeviceArray<T>(static_cast<T *>(p));
+}
+
+template <class T> PinnedArray<T> pinned_alloc(size_t n) {
+    void *p = nullptr;
+    check(cudaMallocHost(&p, n * sizeof(T)), "cudaMallocHost");
+    return PinnedArray<T>(static_cast<T *>(p));
+}
+
+// Free device memory as gpk may use it: cudaMemGetInfo, capped by the test knob
+// GPK_TEST_DEVICE_MEMORY_LIMIT=bytes (NOTES.md, internal knobs).
+size_t usable_device_memory() {
+    size_t free_b = 0, total_b = 0;
+    check(cudaMemGetInfo(&free_b, &total_b), "cudaMemGetInfo");
+    if (const char *knob = std::getenv("GPK_TEST_DEVICE_MEMORY_LIMIT")) {
+        char *end = nullptr;
+        unsigned long long limit = std::strtoull(knob, &end, 10);
+        if (end != knob && limit < free_b) free_b = (size_t)limit;
+    }
+    return free_b;
+}
+
+std::string cell_name(const char *array, size_t k, size_t cols) {
+    return std::string(array) + "[" + std::to_string(k) + "] (row " + std::to_string(k / cols) + ", column " +
+           std::to_string(k % cols) + ")";
+}
+
+class HeatRun {
+public:
+    HeatRun(const HeatJob &job, cudaStream_t stream) : job_(job), stream_(stream) {}
+    void run();
+
+private:
+    void allocate();
+    void upload();
+    void check_device_inputs();
+    void enqueue_iterations(size_t count);
+    void enqueue_stats(bool periodic);
+    void read_state();
+    size_t batch_end(size_t done, size_t batch) const;
+    gpk_heat_report report(size_t niter, double maxdiff, double seconds) const;
+    double seconds() const;
+
+    const HeatJob &job_;
+    cudaStream_t stream_;
+    Grids grids_{};
+    const double *cond_ = nullptr;
+    DeviceArray<double> cells_, cond_copy_, step_partials_, log_;
+    DeviceArray<DeviceState> state_;
+    DeviceArray<GridStats> stats_partials_, stats_;
+    DeviceArray<unsigned long long> first_bad_;
+    PinnedArray<DeviceState> host_state_;
+    PinnedArray<GridStats> host_stats_;
+    PinnedArray<double> host_log_;
+    dim3 step_grid_;
+    int stats_blocks_ = 1;
+    std::chrono::steady_clock::time_point start_;
+};
+
+void HeatRun::allocate() {
+    const size_t N = job_.rows, M = job_.cols;
+    const size_t pitch = (M + 31) / 32 * 32; // 256-byte rows
+    const bool cond_on_device = on_device(job_.conductivity);
+    step_grid_ = dim3((unsigned)((M + kStepX - 1) / kStepX),
+                      (unsigned)std::min<size_t>((N + kStepY - 1) / kStepY, 65535));
+    const size_t nparts = (size_t)step_grid_.x * step_grid_.y;
+    // Every size here was checked against overflow by the C boundary ((N+2)*(M+2)*2 doubles fits).
+    size_t grid_bytes = 2 * (N + 2) * pitch * sizeof(double);
+    size_t need = grid_bytes + (cond_on_device ? 0 : N * M * sizeof(double)) + nparts * sizeof(double) +
+                  kLogCapacity * sizeof(double) + kStatsBlocks * sizeof(GridStats) + (1 << 16);
+    size_t usable = usable_device_memory();
+    if (need > usable)
+        fail(GPK_ERR_OUT_OF_MEMORY, "heat: a " + std::to_string(N) + " x " + std::to_string(M) +
+                                        " grid needs " + std::to_string(need) + " bytes of device memory; " +
+                                        std::to_string(usable) + " bytes are free");
+    cells_ = device_alloc<double>(2 * (N + 2) * pitch, "the grids");
+    grids_ = Grids{{cells_.get(), cells_.get() + (N + 2) * pitch}, pitch, N, M};
+    if (!cond_on_device) {
+        cond_copy_ = device_alloc<double>(N * M, "the conductivities");
+        cond_ = cond_copy_.get();
+    } else {
+        cond_ = job_.conductivity;
+    }
+    step_partials_ = device_alloc<double>(nparts, "maxdiff partials");
+    log_ = device_alloc<double>(kLogCapacity, "the maxdiff log");
+    state_ = device_alloc<DeviceState>(1, "the run state");
+    stats_blocks_ = (int)std::min<size_t>(N, kStatsBlocks);
+    stats_partials_ = device_alloc<GridStats>(stats_blocks_, "report partials");
+    stats_ = device_alloc<GridStats>(1, "the report");
+    first_bad_ = device_alloc<unsigned long long>(1, "the input check");
+    host_state_ = pinned_alloc<DeviceState>(1);
+    host_stats_ = pinned_alloc<GridStats>(1);
+    host_log_ = pinned_alloc<double>(kLogCapacity);
+}
+
+// Interior rows 1..N of both grids from tinit; halo rows 0 and N+1 copy rows 1 and N (fixed for the run).
+void HeatRun::upload() {
+    const size_t N = job_.rows, M = job_.cols, P = grids_.pitch;
+    for (double *cells : grids_.cells) {
+        check(cudaMemcpy2DAsync(cells + P, P * sizeof(double), job_.tinit, M * sizeof(double),
+                                M * sizeof(double), N, cudaMemcpyDefault, stream_),
+              "cudaMemcpy2DAsync (tinit)");
+        check(cudaMemcpyAsync(cells, cells + P, M * sizeof(double), cudaMemcpyDeviceToDevice, stream_),
+              "cudaMemcpyAsync (top halo)");
+        check(cudaMemcpyAsync(cells + (N + 1) * P, cells + N * P, M * sizeof(double),
+                              cudaMemcpyDeviceToDevice, stream_),
+              "cudaMemcpyAsync (bottom halo)");
+    }
+    if (cond_copy_)
+        check(cudaMemcpyAsync(cond_copy_.get(), job_.conductivity, N * M * sizeof(double), cudaMemcpyDefault,
+                              stream_),
+              "cudaMemcpyAsync (conductivity)");
+    DeviceState s{};
+    *host_state_.get() = s;
+    check(cudaMemcpyAsync(state_.get(), host_state_.get(), sizeof s, cudaMemcpyHostToDevice, stream_),
+          "cudaMemcpyAsync (state)");
+}
+
+// The same checks as check_heat_inputs, on the device copies, before anything is written to the outputs.
+void HeatRun::check_device_inputs() {
+    const size_t N = job_.rows, M = job_.cols;
+    unsigned long long first = 0;
+    auto find = [&](auto launch) {
+        check(cudaMemsetAsync(first_bad_.get(), 0xff, sizeof first, stream_), "cudaMemsetAsync");
+        launch();
+        check(cudaMemcpyAsync(&first, first_bad_.get(), sizeof first, cudaMemcpyDeviceToHost, stream_),
+              "cudaMemcpyAsync (input check)");
+        check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize (input check)");
+        return first < N * M;
+    };
+    dim3 tgrid((unsigned)std::min<size_t>((M + 255) / 256, 64), (unsigned)std::min<size_t>(N, 4096));
+    if (find([&] {
+            heat::first_bad_temperature_kernel<<<tgrid, 256, 0, stream_>>>(grids_, 0, first_bad_.get());
+            check_launch("first_bad_temperature_kernel");
+        })) {
+        double v = 0;
+        check(cudaMemcpy(&v, grids_.cells[0] + (first / M + 1) * grids_.pitch + first % M, sizeof v,
+                         cudaMemcpyDeviceToHost),
+              "cudaMemcpy (bad temperature)");
+        invalid(cell_name("tinit", first, M) + " is " + format_value(v) + "; temperatures must be finite");
+    }
+    if (find([&] {
+            heat::first_bad_conductivity_kernel<<<2048, 256, 0, stream_>>>(cond_, N * M, first_bad_.get());
+            check_launch("first_bad_conductivity_kernel");
+        })) {
+        double v = 0;
+        check(cudaMemcpy(&v, cond_ + first, sizeof v, cudaMemcpyDeviceToHost),
+              "cudaMemcpy (bad conductivity)");
+        invalid(cell_name("conductivity", first, M) + " is " + format_value(v) + "; it must lie in [0, 1]");
+    }
+}
+
+void HeatRun::enqueue_iterations(size_t count) {
+    const int nparts = (int)(step_grid_.x * step_grid_.y);
+    for (size_t k = 0; k < count; ++k) {
+        heat::step_kernel<kStepX, kStepY><<<step_grid_, dim3(kStepX, kStepY), 0, stream_>>>(
+            grids_, cond_, state_.get(), step_partials_.get());
+        check_launch("heat step_kernel");
+        heat::finish_pass_kernel<kFinishThreads><<<1, kFinishThreads, 0, stream_>>>(
+            step_partials_.get(), nparts, 1, job_.threshold, state_.get(), log_.get(), kLogCapacity);
+        check_launch("heat finish_pass_kernel");
+    }
+}
+
+// Statistics of the newest grid into stats_; a periodic one is skipped once the run has converged.
+void HeatRun::enqueue_stats(bool periodic) {
+    heat::stats_kernel<kStatsThreads>
+        <<<stats_blocks_, kStatsThreads, 0, stream_>>>(grids_, state_.get(), periodic, stats_partials_.get());
+    check_launch("heat stats_kernel");
+    heat::stats_finish_kernel<kStatsThreads><<<1, kStatsThreads, 0, stream_>>>(
+        stats_partials_.get(), stats_blocks_, state_.get(), periodic, stats_.get());
+    check_launch("heat stats_finish_kernel");
+    check(
+        cudaMemcpyAsync(host_stats_.get(), stats_.get(), sizeof(GridStats), cudaMemcpyDeviceToHost, stream_),
+        "cudaMemcpyAsync (report)");
+}
+
+void HeatRun::read_state() {
+    check(cudaMemcpyAsync(host_state_.get(), state_.get(), sizeof(DeviceState), cudaMemcpyDeviceToHost,
+                          stream_),
+          "cudaMemcpyAsync (state)");
+    check(cudaMemcpyAsync(host_log_.get(), log_.get(), kLogCapacity * sizeof(double), cudaMemcpyDeviceToHost,
+                          stream_),
+          "cudaMemcpyAsync (maxdiff log)");
+    check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize (heat batch)");
+}
+
+// The batch ends at maxiter, after `batch` iterations, or at the next iteration where a callback is due
+// (a callback may cancel, and then the grid of that iteration is the result).
+size_t HeatRun::batch_end(size_t done, size_t batch) const {
+    size_t end = std::min(job_.maxiter, done + batch);
+    auto next_multiple = [&](size_t every) { return (done / every + 1) * every; };
+    if (job_.on_progress && job_.progress_interval)
+        end = std::min(end, next_multiple(job_.progress_interval));
+    if (job_.on_report && job_.period) end = std::min(end, next_multiple(job_.period));
+    return end;
+}
+
+gpk_heat_report HeatRun::report(size_t niter, double maxdiff, double secs) const {
+    const GridStats &s = *host_stats_.get();
+    return gpk_heat_report{niter, s.tmin, s.tmax, maxdiff, s.sum / ((double)job_.rows * (double)job_.cols),
+                           secs};
+}
+
+double HeatRun::seconds() const {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+}
+
+void HeatRun::run() {
+    const bool host_inputs = !on_device(job_.tinit) && !on_device(job_.conductivity);
+    if (host_inputs) check_heat_inputs(job_.tinit, job_.conductivity, job_.rows, job_.cols);
+    allocate();
+    upload();
+    if (!host_inputs) check_device_inputs();
+    start_ = std::chrono::steady_clock::now();
+    size_t done = 0, batch = 8;
+    bool cancelled = false;
+    for (;;) {
+        const size_t end = batch_end(done, batch);
+        enqueue_iterations(end - done);
+        const bool report_due = job_.on_report && job_.period && end % job_.period == 0;
+        if (report_due) enqueue_stats(true);
+        read_state();
+        const DeviceState &st = *host_state_.get();
+        const size_t last = st.converged ? (size_t)st.niter : end;
+        for (size_t it = done + 1; it <= last; ++it)
+            if (job_.on_progress && job_.progress_interval && it % job_.progress_interval == 0)
+                cancelled |=
+                    job_.on_progress(it, host_log_[(it - 1) % kLogCapacity], seconds(), job_.user_data) != 0;
+        if (report_due && !st.converged) {
+            gpk_heat_report r = report(end, host_log_[(end - 1) % kLogCapacity], seconds());
+            cancelled |= job_.on_report(&r, 0, job_.user_data) != 0;
+        }
+        done = last;
+        if (st.converged || cancelled || done == job_.maxiter) break;
+        batch = std::min(batch * 2, kMaxBatch);
+    }
+    enqueue_stats(false);
+    if (job_.tfinal)
+        check(cudaMemcpy2DAsync(job_.tfinal, job_.cols * sizeof(double),
+                                grids_.cells[host_state_[0].buffer] + grids_.pitch,
+                                grids_.pitch * sizeof(double), job_.cols * sizeof(double), job_.rows,
+                                cudaMemcpyDefault, stream_),
+              "cudaMemcpy2DAsync (tfinal)");
+    check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize (heat final)");
+    gpk_heat_report r = report(done, host_log_[(done - 1) % kLogCapacity], seconds());
+    if (job_.final) *job_.final = r;
+    if (job_.on_report) job_.on_report(&r, 1, job_.user_data);
+    if (cancelled)
+        fail(GPK_ERR_CANCELLED, "heat: cancelled by a callback after iteration " + std::to_string(done));
+}
+
+} // namespace
+
+void heat_run(const HeatJob &job, cudaStream_t stream) {
+    HeatRun(job, stream).run();
+}
+
+} // namespace gpk::cuda

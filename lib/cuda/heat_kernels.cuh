@@ -1,0 +1,225 @@
+// Device code of the CUDA heat solver (SPEC §1): the stencil, the per-iteration bookkeeping that lets the
+// host enqueue many iterations without reading anything back, the report statistics and the input checks.
+// Dispatch (sizes, launches, error checks) is in heat.cu.
+#pragma once
+
+#include "common/semantics.hpp"
+
+#include <cuda_runtime.h>
+#include <cstddef>
+
+namespace gpk::cuda::heat {
+
+// The two grids: rows 0..N+1 of `pitch` doubles each; row 0 and row N+1 are the fixed halo rows. Halo
+// columns are not stored: column indices wrap (the cylinder), which is what SPEC's halo copy computes.
+struct Grids {
+    double *cells[2];
+    size_t pitch; // doubles
+    size_t rows;  // N (interior)
+    size_t cols;  // M
+};
+
+// Device-side progress of a run. The host enqueues iterations in batches and reads this once per batch.
+struct DeviceState {
+    unsigned long long iter;      // iterations done on the newest grid
+    unsigned long long niter;     // the iteration that converged (0: not yet)
+    unsigned long long passes;    // passes finished (incremented also after convergence)
+    unsigned long long redo_pass; // the pass whose grid must be recomputed to an earlier level
+    int redo_levels;              // levels of that recomputation
+    int redo_source;              // buffer the recomputation starts from
+    int buffer;                   // buffer holding the newest grid
+    int converged;                // set once an iteration's maxdiff < threshold
+};
+
+// Min, max and sum over the interior of one grid.
+struct GridStats {
+    double tmin, tmax, sum;
+};
+
+// One iteration's value of a cell. `ns` = north + south, `h` = west + east of the cell's row, `hn`/`hs` the
+// same sums of the rows above and below. Explicit rounding intrinsics fix the arithmetic (no contraction
+// left to the compiler), so that every kernel computing a cell gets the same bits.
+__device__ __forceinline__ double cell_update(double w, double rc, double rd, double c, double ns, double h,
+                                              double hn, double hs) {
+    double dir = __dadd_rn(ns, h);
+    double diag = __dadd_rn(hn, hs);
+    return __fma_rn(w, c, __fma_rn(rc, dir, __dmul_rn(rd, diag)));
+}
+
+// The weights of a cell from its conductivity.
+__device__ __forceinline__ void cell_weights(double w, double &rc, double &rd) {
+    double r = __dsub_rn(1.0, w);
+    rc = __dmul_rn(r, kHeatCdir);
+    rd = __dmul_rn(r, kHeatCdiag);
+}
+
+template <int Threads> __device__ __forceinline__ double block_max(double v, double *scratch) {
+    for (int o = 16; o > 0; o /= 2) v = fmax(v, __shfl_xor_sync(0xffffffffu, v, o));
+    int warp = threadIdx.x / 32 + threadIdx.y * (blockDim.x / 32);
+    int lane = (threadIdx.x + threadIdx.y * blockDim.x) % 32;
+    if (lane == 0) scratch[warp] = v;
+    __syncthreads();
+    if (warp == 0) {
+        v = lane < Threads / 32 ? scratch[lane] : 0.0;
+        for (int o = 16; o > 0; o /= 2) v = fmax(v, __shfl_xor_sync(0xffffffffu, v, o));
+    }
+    return v; // valid in warp 0
+}
+
+// One Jacobi iteration, one thread per cell; each block writes the max |new - old| of its cells to
+// partials[block]. Blocks stride over rows when N exceeds the grid's y size.
+template <int BX, int BY>
+__global__ void __launch_bounds__(BX *BY)
+    step_kernel(Grids g, const double *__restrict__ cond, const DeviceState *state, double *partials) {
+    static_assert(BX == 32, "one warp per row of the block");
+    __shared__ double scratch[BX * BY / 32];
+    if (state->converged) return;
+    const int b = state->buffer;
+    const double *__restrict__ src = g.cells[b];
+    double *__restrict__ dst = g.cells[b ^ 1];
+    const size_t M = g.cols, P = g.pitch;
+    const size_t j = (size_t)blockIdx.x * BX + threadIdx.x;
+    const size_t jm = j == 0 ? M - 1 : j - 1, jp = j + 1 >= M ? 0 : j + 1;
+    double diff = 0.0;
+    for (size_t i = (size_t)blockIdx.y * BY + threadIdx.y + 1; i <= g.rows; i += (size_t)gridDim.y * BY) {
+        if (j >= M) break;
+        const double *up = src + (i - 1) * P, *mid = up + P, *dn = mid + P;
+        double w = cond[(i - 1) * M + j], rc, rd;
+        cell_weights(w, rc, rd);
+        double c = mid[j];
+        double v = cell_update(w, rc, rd, c, __dadd_rn(up[j], dn[j]), __dadd_rn(mid[jm], mid[jp]),
+                               __dadd_rn(up[jm], up[jp]), __dadd_rn(dn[jm], dn[jp]));
+        dst[i * P + j] = v;
+        diff = fmax(diff, fabs(__dsub_rn(v, c)));
+    }
+    diff = block_max<BX * BY>(diff, scratch);
+    if (threadIdx.x == 0 && threadIdx.y == 0) partials[blockIdx.y * gridDim.x + blockIdx.x] = diff;
+}
+
+// After a pass of `levels` iterations whose blocks left per-level maxima in partials[level * nparts + b]:
+// records each iteration's maxdiff in the log ring, finds the first iteration under the threshold, flips
+// the buffer and, when convergence fell inside the pass, asks for the recomputation of the pass's grid
+// up to that level. One block.
+template <int Threads>
+__global__ void __launch_bounds__(Threads)
+    finish_pass_kernel(const double *partials, int nparts, int levels, double threshold, DeviceState *state,
+                       double *log, unsigned log_capacity) {
+    __shared__ double scratch[Threads / 32];
+    __shared__ int converged_level;
+    if (state->converged) {
+        if (threadIdx.x == 0) state->passes += 1;
+        return;
+    }
+    if (threadIdx.x == 0) converged_level = -1;
+    const unsigned long long iter = state->iter;
+    for (int k = 0; k < levels; ++k) {
+        double m = 0.0;
+        for (int p = threadIdx.x; p < nparts; p += Threads) m = fmax(m, partials[(size_t)k * nparts + p]);
+        m = block_max<Threads>(m, scratch);
+        if (threadIdx.x == 0) {
+            log[(iter + k) % log_capacity] = m;
+            if (converged_level < 0 && m < threshold) converged_level = k;
+        }
+        __syncthreads(); // scratch is reused by the next level
+    }
+    if (threadIdx.x != 0) return;
+    const int b = state->buffer;
+    state->passes += 1;
+    state->buffer = b ^ 1;
+    if (converged_level < 0) {
+        state->iter = iter + levels;
+        return;
+    }
+    state->converged = 1;
+    state->iter = iter + converged_level + 1;
+    state->niter = state->iter;
+    if (converged_level + 1 < levels) {
+        state->redo_pass = state->passes;
+        state->redo_levels = converged_level + 1;
+        state->redo_source = b;
+    }
+}
+
+// Min, max and sum of the interior of the newest grid: block b takes rows b, b + gridDim.x, ...; thread t
+// columns t, t + Threads, ... Fixed assignment and fixed reduction trees make the sum deterministic.
+template <int Threads>
+__global__ void __launch_bounds__(Threads)
+    stats_kernel(Grids g, const DeviceState *state, bool skip_if_converged, GridStats *partials) {
+    __shared__ GridStats scratch[Threads];
+    if (skip_if_converged && state->converged) return;
+    const double *cells = g.cells[state->buffer];
+    GridStats s{INFINITY, -INFINITY, 0.0};
+    for (size_t i = blockIdx.x + 1; i <= g.rows; i += gridDim.x) {
+        const double *row = cells + i * g.pitch;
+        double row_sum = 0.0;
+        for (size_t j = threadIdx.x; j < g.cols; j += Threads) {
+            double v = row[j];
+            s.tmin = fmin(s.tmin, v);
+            s.tmax = fmax(s.tmax, v);
+            row_sum += v;
+        }
+        s.sum += row_sum;
+    }
+    scratch[threadIdx.x] = s;
+    __syncthreads();
+    for (int half = Threads / 2; half > 0; half /= 2) {
+        if (threadIdx.x < half) {
+            GridStats o = scratch[threadIdx.x + half];
+            GridStats &m = scratch[threadIdx.x];
+            m.tmin = fmin(m.tmin, o.tmin);
+            m.tmax = fmax(m.tmax, o.tmax);
+            m.sum += o.sum;
+        }
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) partials[blockIdx.x] = scratch[0];
+}
+
+// Reduces the stats kernel's partials in a fixed order into *out. One block.
+template <int Threads>
+__global__ void __launch_bounds__(Threads)
+    stats_finish_kernel(const GridStats *partials, int nparts, const DeviceState *state,
+                        bool skip_if_converged, GridStats *out) {
+    __shared__ GridStats scratch[Threads];
+    if (skip_if_converged && state->converged) return;
+    GridStats s{INFINITY, -INFINITY, 0.0};
+    for (int p = threadIdx.x; p < nparts; p += Threads) {
+        s.tmin = fmin(s.tmin, partials[p].tmin);
+        s.tmax = fmax(s.tmax, partials[p].tmax);
+        s.sum += partials[p].sum;
+    }
+    scratch[threadIdx.x] = s;
+    __syncthreads();
+    for (int half = Threads / 2; half > 0; half /= 2) {
+        if (threadIdx.x < half) {
+            GridStats o = scratch[threadIdx.x + half];
+            GridStats &m = scratch[threadIdx.x];
+            m.tmin = fmin(m.tmin, o.tmin);
+            m.tmax = fmax(m.tmax, o.tmax);
+            m.sum += o.sum;
+        }
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) *out = scratch[0];
+}
+
+// Input checks on device data: the smallest row-major index of a non-finite temperature (read from the
+// grid's interior) or of a conductivity outside [0, 1] (or NaN) goes to *first (initialised to all ones).
+__global__ void first_bad_temperature_kernel(Grids g, int buffer, unsigned long long *first) {
+    const double *cells = g.cells[buffer];
+    for (size_t i = blockIdx.y; i < g.rows; i += gridDim.y)
+        for (size_t j = (size_t)blockIdx.x * blockDim.x + threadIdx.x; j < g.cols;
+             j += (size_t)gridDim.x * blockDim.x)
+            if (!isfinite(cells[(i + 1) * g.pitch + j]))
+                atomicMin(first, (unsigned long long)(i * g.cols + j));
+}
+
+__global__ void first_bad_conductivity_kernel(const double *cond, size_t n, unsigned long long *first) {
+    for (size_t k = (size_t)blockIdx.x * blockDim.x + threadIdx.x; k < n;
+         k += (size_t)gridDim.x * blockDim.x) {
+        double w = cond[k];
+        if (!(w >= 0.0 && w <= 1.0)) atomicMin(first, (unsigned long long)k);
+    }
+}
+
+} // namespace gpk::cuda::heat
