@@ -1,0 +1,471 @@
+// gpk_heat_run on the CPU backend against a naive reference written here straight from SPEC §1, and
+// against the course's published numbers for pat1_100x150.pgm.
+#include "check.hpp"
+#include "gpk.h"
+
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+// ---------------------------------------------------------------------------------------------------
+// The reference: plain loops, the SPEC's order of operations, one report per periodic iteration.
+
+struct Report {
+    size_t niter;
+    double tmin, tmax, maxdiff, tavg;
+};
+
+struct RefRun {
+    size_t niter = 0;
+    std::vector<double> maxdiffs; // of every iteration done
+    std::vector<Report> periodic;
+    Report final{};
+    std::vector<double> grid; // final interior, N*M
+};
+
+Report interior_report(const std::vector<double> &g, size_t n, size_t m, size_t niter, double maxdiff) {
+    size_t w = m + 2;
+    Report r{niter, g[w + 1], g[w + 1], maxdiff, 0};
+    double sum = 0;
+    for (size_t i = 1; i <= n; ++i)
+        for (size_t j = 1; j <= m; ++j) {
+            double v = g[i * w + j];
+            r.tmin = std::min(r.tmin, v);
+            r.tmax = std::max(r.tmax, v);
+            sum += v;
+        }
+    r.tavg = sum / double(n * m);
+    return r;
+}
+
+RefRun reference_heat(const std::vector<double> &tinit, const std::vector<double> &cond, size_t n, size_t m,
+                      size_t maxiter, double threshold, size_t period) {
+    const double cdir = 0.25 * std::sqrt(2.0) / (std::sqrt(2.0) + 1.0);
+    const double cdiag = 0.25 / (std::sqrt(2.0) + 1.0);
+    size_t w = m + 2;
+    std::vector<double> src((n + 2) * w, 0.0), dst;
+    for (size_t i = 1; i <= n; ++i)
+        for (size_t j = 1; j <= m; ++j) src[i * w + j] = tinit[(i - 1) * m + (j - 1)];
+    for (size_t j = 1; j <= m; ++j) {
+        src[j] = src[w + j];
+        src[(n + 1) * w + j] = src[n * w + j];
+    }
+    dst = src;
+    RefRun run;
+    double maxdiff = 0;
+    size_t iter = 1;
+    for (; iter <= maxiter; ++iter) {
+        std::swap(src, dst);
+        for (size_t i = 0; i <= n + 1; ++i) {
+            src[i * w + m + 1] = src[i * w + 1];
+            src[i * w] = src[i * w + m];
+        }
+        maxdiff = 0;
+        for (size_t i = 1; i <= n; ++i)
+            for (size_t j = 1; j <= m; ++j) {
+                double wc = cond[(i - 1) * m + (j - 1)], r = 1 - wc;
+                auto s = [&](size_t a, size_t b) { return src[a * w + b]; };
+                double v =
+                    wc * s(i, j) + (s(i + 1, j) + s(i - 1, j) + s(i, j + 1) + s(i, j - 1)) * (r * cdir) +
+                    (s(i - 1, j - 1) + s(i - 1, j + 1) + s(i + 1, j - 1) + s(i + 1, j + 1)) * (r * cdiag);
+                dst[i * w + j] = v;
+                maxdiff = std::max(maxdiff, std::fabs(v - s(i, j)));
+            }
+        run.maxdiffs.push_back(maxdiff);
+        if (maxdiff < threshold) break;
+        if (period > 0 && iter % period == 0)
+            run.periodic.push_back(interior_report(dst, n, m, iter, maxdiff));
+    }
+    run.niter = std::min(iter, maxiter);
+    run.final = interior_report(dst, n, m, run.niter, maxdiff);
+    for (size_t i = 1; i <= n; ++i)
+        for (size_t j = 1; j <= m; ++j) run.grid.push_back(dst[i * w + j]);
+    return run;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Running gpk and recording what the callbacks saw.
+
+struct Seen {
+    std::vector<gpk_heat_report> periodic;
+    std::vector<gpk_heat_report> finals;
+    std::vector<size_t> progress_iters;
+    std::vector<double> progress_maxdiffs, progress_times;
+    size_t stop_report_at = 0;   // the report callback returns 1 at this niter (0: never)
+    size_t stop_progress_at = 0; // the progress callback returns 1 at this niter (0: never)
+};
+
+int on_report(const gpk_heat_report *r, int is_final, void *user) {
+    Seen *seen = static_cast<Seen *>(user);
+    (is_final ? seen->finals : seen->periodic).push_back(*r);
+    return !is_final && seen->stop_report_at == r->niter;
+}
+
+int on_progress(size_t niter, double maxdiff, double time, void *user) {
+    Seen *seen = static_cast<Seen *>(user);
+    seen->progress_iters.push_back(niter);
+    seen->progress_maxdiffs.push_back(maxdiff);
+    seen->progress_times.push_back(time);
+    return seen->stop_progress_at == niter;
+}
+
+struct GpkRun {
+    gpk_status status = GPK_OK;
+    std::string message;
+    gpk_heat_report final{};
+    std::vector<double> grid;
+    Seen seen;
+};
+
+gpk_context *make_context(unsigned threads) {
+    gpk_context_options o;
+    gpk_context_options_init(&o);
+    o.backend = GPK_BACKEND_CPU;
+    o.threads = threads;
+    gpk_context *ctx = nullptr;
+    if (gpk_context_create(&ctx, &o) != GPK_OK) {
+        std::fprintf(stderr, "cannot create a CPU context: %s\n", gpk_context_last_error(nullptr));
+        std::exit(1);
+    }
+    return ctx;
+}
+
+GpkRun gpk_heat(gpk_context *ctx, const std::vector<double> &tinit, const std::vector<double> &cond, size_t n,
+                size_t m, size_t maxiter, double threshold, size_t period, Seen seen = {},
+                size_t progress_interval = 0) {
+    GpkRun run;
+    run.seen = seen;
+    run.grid.assign(n * m, -12345.0);
+    gpk_heat_params p;
+    gpk_heat_params_init(&p);
+    p.rows = n;
+    p.cols = m;
+    p.maxiter = maxiter;
+    p.threshold = threshold;
+    p.period = period;
+    p.on_report = on_report;
+    p.on_progress = on_progress;
+    p.progress_interval = progress_interval;
+    p.user_data = &run.seen;
+    run.status = gpk_heat_run(ctx, &p, tinit.data(), cond.data(), run.grid.data(), &run.final);
+    run.message = gpk_context_last_error(ctx);
+    return run;
+}
+
+bool close_rel(double a, double b, double rel = 1e-12) {
+    return a == b || std::fabs(a - b) <= rel * std::max(std::fabs(a), std::fabs(b));
+}
+
+bool same_report(const gpk_heat_report &got, const Report &want) {
+    return got.niter == want.niter && close_rel(got.tmin, want.tmin) && close_rel(got.tmax, want.tmax) &&
+           close_rel(got.maxdiff, want.maxdiff) && close_rel(got.tavg, want.tavg);
+}
+
+bool same_grid(const std::vector<double> &got, const std::vector<double> &want) {
+    if (got.size() != want.size()) return false;
+    for (size_t k = 0; k < got.size(); ++k)
+        if (!(std::fabs(got[k] - want[k]) <= 1e-12 * std::max(1.0, std::fabs(want[k])))) return false;
+    return true;
+}
+
+std::string label(size_t n, size_t m, size_t maxiter, double threshold, size_t period) {
+    char buf[128];
+    std::snprintf(buf, sizeof buf, "%zux%zu maxiter %zu threshold %.17g period %zu", n, m, maxiter, threshold,
+                  period);
+    return buf;
+}
+
+// Everything a run must agree on with the reference: niter, every report, the final grid.
+void check_against_reference(gpk_context *ctx, const std::vector<double> &t, const std::vector<double> &c,
+                             size_t n, size_t m, size_t maxiter, double threshold, size_t period) {
+    RefRun ref = reference_heat(t, c, n, m, maxiter, threshold, period);
+    GpkRun got = gpk_heat(ctx, t, c, n, m, maxiter, threshold, period);
+    std::string what = label(n, m, maxiter, threshold, period);
+    CHECK_MSG(got.status == GPK_OK, what + ": " + got.message);
+    CHECK_MSG(got.final.niter == ref.niter,
+              what + ": niter " + std::to_string(got.final.niter) + " vs " + std::to_string(ref.niter));
+    CHECK_MSG(same_report(got.final, ref.final), what + ": final report");
+    CHECK_MSG(got.seen.finals.size() == 1 && same_report(got.seen.finals[0], ref.final),
+              what + ": final callback");
+    CHECK_MSG(got.seen.periodic.size() == ref.periodic.size(),
+              what + ": " + std::to_string(got.seen.periodic.size()) + " periodic reports vs " +
+                  std::to_string(ref.periodic.size()));
+    for (size_t k = 0; k < std::min(got.seen.periodic.size(), ref.periodic.size()); ++k)
+        CHECK_MSG(same_report(got.seen.periodic[k], ref.periodic[k]),
+                  what + ": periodic report " + std::to_string(k));
+    CHECK_MSG(same_grid(got.grid, ref.grid), what + ": final grid");
+}
+
+std::vector<double> random_values(size_t count, double lo, double hi, std::mt19937_64 &rng) {
+    std::uniform_real_distribution<double> dist(lo, hi);
+    std::vector<double> v(count);
+    for (double &x : v) x = dist(rng);
+    return v;
+}
+
+// A threshold under which the run converges at iteration k: between maxdiff(k) and every earlier one.
+// Returns 0 when the maxdiffs do not allow it.
+double threshold_converging_at(const std::vector<double> &maxdiffs, size_t k) {
+    double earlier = INFINITY;
+    for (size_t i = 0; i + 1 < k; ++i) earlier = std::min(earlier, maxdiffs[i]);
+    double at = maxdiffs[k - 1];
+    return at < earlier ? (std::isinf(earlier) ? at * 2 : 0.5 * (at + earlier)) : 0;
+}
+
+void test_random_grids(gpk_context *ctx) {
+    std::mt19937_64 rng(20240601);
+    const size_t shapes[][2] = {{1, 1}, {1, 37}, {29, 1}, {7, 13}, {31, 17}, {2, 2}, {3, 64}, {257, 263}};
+    for (auto shape : shapes) {
+        size_t n = shape[0], m = shape[1];
+        auto t = random_values(n * m, -100, 100, rng);
+        auto c = random_values(n * m, 0, 1, rng);
+        c[0] = 0; // the end points of the conductivity range are valid
+        c[n * m - 1] = 1;
+        for (size_t maxiter : {1, 2, 5, 23})
+            for (size_t period : {0, 1, 3, 7}) check_against_reference(ctx, t, c, n, m, maxiter, 0.0, period);
+        // Convergence mid-run, on and off a period boundary and inside a pass of several iterations.
+        RefRun free_run = reference_heat(t, c, n, m, 40, 0.0, 0);
+        for (size_t k : {1, 6, 9, 14, 21}) {
+            double threshold = threshold_converging_at(free_run.maxdiffs, k);
+            if (threshold <= 0) continue;
+            for (size_t period : {0, 1, 3, 7}) {
+                check_against_reference(ctx, t, c, n, m, 40, threshold, period);
+                RefRun ref = reference_heat(t, c, n, m, 40, threshold, period);
+                CHECK_MSG(ref.niter == k, label(n, m, 40, threshold, period) +
+                                              ": the reference converges at " + std::to_string(ref.niter));
+                for (const Report &r : ref.periodic) CHECK(r.niter < k); // none on the converging iteration
+            }
+        }
+    }
+}
+
+// The pat1 check of SPEC §1, from the course's image, with the published values.
+
+// Reads a P2 or P5 PGM: its size, maxval and raw pixel values.
+bool read_pgm(const std::string &path, size_t &width, size_t &height, long &maxval,
+              std::vector<long> &values) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return false;
+    std::string magic;
+    in >> magic;
+    auto next_number = [&](long &out) {
+        for (;;) {
+            in >> std::ws;
+            if (in.peek() != '#') break;
+            std::string comment;
+            std::getline(in, comment);
+        }
+        return static_cast<bool>(in >> out);
+    };
+    long w, h;
+    if ((magic != "P2" && magic != "P5") || !next_number(w) || !next_number(h) || !next_number(maxval))
+        return false;
+    if (w <= 0 || h <= 0 || maxval <= 0 || maxval > 65535) return false;
+    width = size_t(w);
+    height = size_t(h);
+    values.resize(width * height);
+    if (magic == "P2") {
+        for (long &v : values)
+            if (!next_number(v) || v < 0 || v > maxval) return false;
+    } else {
+        in.get(); // the single whitespace after maxval
+        size_t bytes = maxval > 255 ? 2 : 1;
+        std::vector<unsigned char> raw(values.size() * bytes);
+        if (!in.read(reinterpret_cast<char *>(raw.data()), std::streamsize(raw.size()))) return false;
+        for (size_t k = 0; k < values.size(); ++k) {
+            values[k] = bytes == 2 ? (long(raw[2 * k]) << 8 | raw[2 * k + 1]) : raw[k];
+        }
+    }
+    return true;
+}
+
+// Maps pixel values to [lo, hi] the way the heat command does: lo + v*(hi-lo)/maxval.
+std::vector<double> scaled(const std::vector<long> &pixels, long maxval, double lo, double hi) {
+    std::vector<double> out(pixels.size());
+    for (size_t k = 0; k < out.size(); ++k) out[k] = lo + double(pixels[k]) * (hi - lo) / double(maxval);
+    return out;
+}
+
+std::string e6(double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.6e", v);
+    return buf;
+}
+
+// Returns false when the data folder is absent.
+bool test_pat1(gpk_context *ctx) {
+    const char *dir = std::getenv("GPK_TEST_DATA");
+    if (!dir) return false;
+    std::string path = std::string(dir) + "/pat1_100x150.pgm";
+    std::ifstream probe(path);
+    if (!probe) return false;
+    size_t width = 0, height = 0;
+    long maxval = 0;
+    std::vector<long> pixels;
+    CHECK_MSG(read_pgm(path, width, height, maxval, pixels), "cannot read " + path);
+    CHECK_EQ(width, size_t(100));
+    CHECK_EQ(height, size_t(150));
+    if (width != 100 || height != 150) return true;
+    auto t = scaled(pixels, maxval, -100, 100), c = scaled(pixels, maxval, 0, 1);
+    GpkRun got = gpk_heat(ctx, t, c, 150, 100, 5000, 0.001, 500);
+    CHECK_MSG(got.status == GPK_OK, got.message);
+    CHECK_EQ(got.final.niter, size_t(5000));
+    CHECK_MSG(e6(got.final.tmin) == "-6.818562e+00", e6(got.final.tmin));
+    CHECK_MSG(e6(got.final.tmax) == "2.687404e+01", e6(got.final.tmax));
+    CHECK_MSG(e6(got.final.maxdiff) == "4.175908e-03", e6(got.final.maxdiff));
+    CHECK_MSG(e6(got.final.tavg) == "8.652341e+00", e6(got.final.tavg));
+    CHECK_EQ(got.seen.periodic.size(), size_t(10)); // 500, 1000, ..., 5000
+    check_against_reference(ctx, t, c, 150, 100, 5000, 0.001, 500);
+    return true;
+}
+
+// ---------------------------------------------------------------------------------------------------
+
+void test_thread_counts() {
+    std::mt19937_64 rng(7);
+    const size_t n = 301, m = 409; // above the single-thread limit: bands and several-iteration passes
+    auto t = random_values(n * m, -100, 100, rng), c = random_values(n * m, 0, 1, rng);
+    gpk_context *one = make_context(1), *two = make_context(2), *three = make_context(3);
+    GpkRun a = gpk_heat(one, t, c, n, m, 30, 0.0, 4);
+    GpkRun b = gpk_heat(two, t, c, n, m, 30, 0.0, 4);
+    GpkRun d = gpk_heat(three, t, c, n, m, 30, 0.0, 4);
+    for (const GpkRun *r : {&b, &d}) {
+        CHECK(r->status == GPK_OK);
+        CHECK(std::memcmp(&r->final.tavg, &a.final.tavg, sizeof(double)) == 0); // bit-identical
+        CHECK(r->final.tmin == a.final.tmin && r->final.tmax == a.final.tmax);
+        CHECK(r->final.maxdiff == a.final.maxdiff);
+        CHECK(std::memcmp(r->grid.data(), a.grid.data(), n * m * sizeof(double)) == 0);
+        CHECK_EQ(r->seen.periodic.size(), a.seen.periodic.size());
+        for (size_t k = 0; k < std::min(r->seen.periodic.size(), a.seen.periodic.size()); ++k)
+            CHECK(std::memcmp(&r->seen.periodic[k].tavg, &a.seen.periodic[k].tavg, sizeof(double)) == 0);
+    }
+    check_against_reference(two, t, c, n, m, 30, 0.0, 4);
+    RefRun free_run = reference_heat(t, c, n, m, 30, 0.0, 0);
+    double threshold = threshold_converging_at(free_run.maxdiffs, 11); // inside a pass
+    CHECK(threshold > 0);
+    if (threshold > 0) check_against_reference(two, t, c, n, m, 30, threshold, 0);
+    gpk_context_destroy(one);
+    gpk_context_destroy(two);
+    gpk_context_destroy(three);
+}
+
+void test_progress_and_cancel(gpk_context *ctx, size_t n, size_t m) {
+    std::mt19937_64 rng(n * 1000 + m);
+    auto t = random_values(n * m, -100, 100, rng), c = random_values(n * m, 0, 1, rng);
+    RefRun ref = reference_heat(t, c, n, m, 10, 0.0, 0);
+
+    GpkRun p = gpk_heat(ctx, t, c, n, m, 10, 0.0, 0, {}, 3);
+    CHECK(p.status == GPK_OK);
+    CHECK(p.seen.progress_iters == std::vector<size_t>({3, 6, 9}));
+    for (size_t k = 0; k < p.seen.progress_iters.size() && k < 3; ++k) {
+        CHECK(close_rel(p.seen.progress_maxdiffs[k], ref.maxdiffs[3 * k + 2]));
+        CHECK(p.seen.progress_times[k] >= 0 &&
+              (k == 0 || p.seen.progress_times[k] >= p.seen.progress_times[k - 1]));
+    }
+    CHECK(p.final.time >= p.seen.progress_times.back());
+
+    // The progress callback stops the run at iteration 7: the state of iteration 7, final report delivered.
+    Seen stop_progress;
+    stop_progress.stop_progress_at = 7;
+    GpkRun a = gpk_heat(ctx, t, c, n, m, 100, 0.0, 0, stop_progress, 1);
+    RefRun ref7 = reference_heat(t, c, n, m, 7, 0.0, 0);
+    CHECK_MSG(a.status == GPK_ERR_CANCELLED, a.message);
+    CHECK_MSG(a.message.find("progress") != std::string::npos &&
+                  a.message.find("iteration 7") != std::string::npos,
+              a.message);
+    CHECK_EQ(a.final.niter, size_t(7));
+    CHECK(same_report(a.final, ref7.final));
+    CHECK(a.seen.finals.size() == 1 && same_report(a.seen.finals[0], ref7.final));
+    CHECK(same_grid(a.grid, ref7.grid));
+    CHECK_EQ(a.seen.progress_iters.size(), size_t(7));
+
+    // The report callback stops the run at its second periodic report (iteration 10).
+    Seen stop_report;
+    stop_report.stop_report_at = 10;
+    GpkRun b = gpk_heat(ctx, t, c, n, m, 100, 0.0, 5, stop_report);
+    RefRun ref10 = reference_heat(t, c, n, m, 10, 0.0, 5);
+    CHECK_MSG(b.status == GPK_ERR_CANCELLED, b.message);
+    CHECK_MSG(b.message.find("report") != std::string::npos &&
+                  b.message.find("iteration 10") != std::string::npos,
+              b.message);
+    CHECK_EQ(b.seen.periodic.size(), size_t(2));
+    CHECK(same_report(b.final, ref10.final));
+    CHECK(b.seen.finals.size() == 1);
+    CHECK(same_grid(b.grid, ref10.grid));
+
+    // A stop asked for on the iteration that ends the run anyway cancels nothing.
+    Seen stop_last;
+    stop_last.stop_progress_at = 10;
+    GpkRun e = gpk_heat(ctx, t, c, n, m, 10, 0.0, 0, stop_last, 5);
+    CHECK_MSG(e.status == GPK_OK, e.message);
+    CHECK_EQ(e.final.niter, size_t(10));
+}
+
+void test_invalid_data(gpk_context *ctx) {
+    const size_t n = 5, m = 4;
+    std::vector<double> t(n * m, 10.0), c(n * m, 0.5);
+    struct Case {
+        bool temperature;
+        size_t index;
+        double value;
+        const char *shown;
+    };
+    const Case cases[] = {{true, 13, NAN, "nan"},   {true, 0, INFINITY, "inf"}, {true, 19, -INFINITY, "-inf"},
+                          {false, 6, -0.1, "-0.1"}, {false, 19, 1.5, "1.5"},    {false, 2, NAN, "nan"},
+                          {false, 0, -0.0, nullptr}};
+    for (const Case &k : cases) {
+        auto tt = t, cc = c;
+        (k.temperature ? tt : cc)[k.index] = k.value;
+        std::string name =
+            std::string(k.temperature ? "tinit[" : "conductivity[") + std::to_string(k.index) + "]";
+        GpkRun r = gpk_heat(ctx, tt, cc, n, m, 10, 0.0, 1, {}, 1);
+        if (!k.shown) { // -0.0 is inside [0, 1]
+            CHECK_MSG(r.status == GPK_OK, r.message);
+            continue;
+        }
+        CHECK_MSG(r.status == GPK_ERR_INVALID_ARGUMENT, name + ": " + gpk_status_string(r.status));
+        CHECK_MSG(r.message.find(name) != std::string::npos && r.message.find(k.shown) != std::string::npos,
+                  r.message);
+        bool untouched = true;
+        for (double v : r.grid) untouched = untouched && v == -12345.0;
+        CHECK_MSG(untouched, name + ": tfinal was written");
+        CHECK(r.seen.periodic.empty() && r.seen.finals.empty() && r.seen.progress_iters.empty());
+    }
+    // The final report is untouched too.
+    gpk_heat_report sentinel{};
+    sentinel.niter = 777;
+    gpk_heat_params p;
+    gpk_heat_params_init(&p);
+    p.rows = n;
+    p.cols = m;
+    auto bad = c;
+    bad[3] = 2.0;
+    CHECK_STATUS(ctx, gpk_heat_run(ctx, &p, t.data(), bad.data(), nullptr, &sentinel),
+                 GPK_ERR_INVALID_ARGUMENT);
+    CHECK_EQ(sentinel.niter, size_t(777));
+}
+
+} // namespace
+
+int main() {
+    gpk_context *ctx = make_context(0);
+    test_random_grids(ctx);
+    test_thread_counts();
+    test_progress_and_cancel(ctx, 9, 11);
+    test_progress_and_cancel(ctx, 301, 409); // several threads, stops inside a pass
+    test_invalid_data(ctx);
+    bool have_data = test_pat1(ctx);
+    gpk_context_destroy(ctx);
+    if (!have_data && check::failures() == 0)
+        check::skip("GPK_TEST_DATA (pat1_100x150.pgm) is absent; every other heat check passed");
+    return check::finish("test_heat");
+}
