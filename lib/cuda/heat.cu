@@ -3,6 +3,7 @@
 #include "cuda/heat.cuh"
 
 #include "cuda/check.cuh"
+#include "cuda/heat_blocked.cuh"
 #include "cuda/heat_kernels.cuh"
 #include "cuda/pointer.cuh"
 #include "engine/error.hpp"
@@ -21,8 +22,10 @@ namespace {
 using heat::DeviceState;
 using heat::Grids;
 using heat::GridStats;
+using heat::PassShape;
 
-constexpr int kStepX = 32, kStepY = 8;
+constexpr int kPassThreads = 256;
+constexpr int kMaxLevels = 4; // iterations per pass: 4 fits 128 registers, two blocks per SM
 constexpr int kFinishThreads = 256;
 constexpr int kStatsThreads = 256;
 constexpr int kStatsBlocks = 1024; // fixed: the sum's order depends on it
@@ -83,6 +86,8 @@ private:
     void allocate();
     void upload();
     void check_device_inputs();
+    void plan_passes();
+    void enqueue_pass(int levels);
     void enqueue_iterations(size_t count);
     void enqueue_stats(bool periodic);
     void read_state();
@@ -101,7 +106,9 @@ private:
     PinnedArray<DeviceState> host_state_;
     PinnedArray<GridStats> host_stats_;
     PinnedArray<double> host_log_;
-    dim3 step_grid_;
+    dim3 pass_grid_;
+    PassShape shape_{};
+    int max_levels_ = kMaxLevels;
     int stats_blocks_ = 1;
     std::chrono::steady_clock::time_point start_;
 };
@@ -110,9 +117,8 @@ void HeatRun::allocate() {
     const size_t N = job_.rows, M = job_.cols;
     const size_t pitch = (M + 31) / 32 * 32; // 256-byte rows
     const bool cond_on_device = on_device(job_.conductivity);
-    step_grid_ = dim3((unsigned)((M + kStepX - 1) / kStepX),
-                      (unsigned)std::min<size_t>((N + kStepY - 1) / kStepY, 65535));
-    const size_t nparts = (size_t)step_grid_.x * step_grid_.y;
+    plan_passes();
+    const size_t nparts = (size_t)pass_grid_.x * pass_grid_.y * kMaxLevels;
     // Every size here was checked against overflow by the C boundary ((N+2)*(M+2)*2 doubles fits).
     size_t grid_bytes = 2 * (N + 2) * pitch * sizeof(double);
     size_t need = grid_bytes + (cond_on_device ? 0 : N * M * sizeof(double)) + nparts * sizeof(double) +
@@ -199,15 +205,48 @@ void HeatRun::check_device_inputs() {
     }
 }
 
+// Pass geometry: strips of W columns and H rows per block, H chosen so that the grid fills the device a
+// few times over without making the T-row overlap between blocks costly.
+void HeatRun::plan_passes() {
+    if (const char *knob = std::getenv("GPK_TEST_HEAT_PASS_LEVELS")) {
+        int v = std::atoi(knob);
+        if (v >= 1 && v <= kMaxLevels) max_levels_ = v;
+    }
+    const size_t N = job_.rows, M = job_.cols;
+    shape_.strip = kPassThreads - 2 * kMaxLevels;
+    const size_t nx = (M + shape_.strip - 1) / shape_.strip;
+    int device = 0, sms = 1;
+    check(cudaGetDevice(&device), "cudaGetDevice");
+    check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "cudaDeviceGetAttribute");
+    const size_t wanted = (size_t)sms * 8;
+    const size_t ny_wanted = std::max<size_t>(1, (wanted + nx - 1) / nx);
+    size_t h = std::max<size_t>((N + ny_wanted - 1) / ny_wanted, 8 * (size_t)kMaxLevels);
+    h = std::max<size_t>(std::min(h, N), (N + 65534) / 65535);
+    shape_.rows_per_block = (int)h;
+    pass_grid_ = dim3((unsigned)nx, (unsigned)((N + h - 1) / h));
+}
+
+// A pass of `levels` iterations, the bookkeeping of its maxdiffs, and the recomputation that runs only
+// when the run converged inside this pass.
+void HeatRun::enqueue_pass(int levels) {
+    const int nparts = (int)(pass_grid_.x * pass_grid_.y);
+    auto launch = [&](bool recompute) {
+        heat::pass_kernel<kMaxLevels, kPassThreads><<<pass_grid_, kPassThreads, 0, stream_>>>(
+            grids_, cond_, state_.get(), shape_, levels, recompute, step_partials_.get());
+        check_launch("heat pass_kernel");
+    };
+    launch(false);
+    heat::finish_pass_kernel<kFinishThreads><<<1, kFinishThreads, 0, stream_>>>(
+        step_partials_.get(), nparts, levels, job_.threshold, state_.get(), log_.get(), kLogCapacity);
+    check_launch("heat finish_pass_kernel");
+    if (levels > 1) launch(true);
+}
+
 void HeatRun::enqueue_iterations(size_t count) {
-    const int nparts = (int)(step_grid_.x * step_grid_.y);
-    for (size_t k = 0; k < count; ++k) {
-        heat::step_kernel<kStepX, kStepY><<<step_grid_, dim3(kStepX, kStepY), 0, stream_>>>(
-            grids_, cond_, state_.get(), step_partials_.get());
-        check_launch("heat step_kernel");
-        heat::finish_pass_kernel<kFinishThreads><<<1, kFinishThreads, 0, stream_>>>(
-            step_partials_.get(), nparts, 1, job_.threshold, state_.get(), log_.get(), kLogCapacity);
-        check_launch("heat finish_pass_kernel");
+    while (count > 0) {
+        int levels = (int)std::min<size_t>(count, (size_t)max_levels_);
+        enqueue_pass(levels);
+        count -= levels;
     }
 }
 

@@ -66,36 +66,6 @@ template <int Threads> __device__ __forceinline__ double block_max(double v, dou
     return v; // valid in warp 0
 }
 
-// One Jacobi iteration, one thread per cell; each block writes the max |new - old| of its cells to
-// partials[block]. Blocks stride over rows when N exceeds the grid's y size.
-template <int BX, int BY>
-__global__ void __launch_bounds__(BX *BY)
-    step_kernel(Grids g, const double *__restrict__ cond, const DeviceState *state, double *partials) {
-    static_assert(BX == 32, "one warp per row of the block");
-    __shared__ double scratch[BX * BY / 32];
-    if (state->converged) return;
-    const int b = state->buffer;
-    const double *__restrict__ src = g.cells[b];
-    double *__restrict__ dst = g.cells[b ^ 1];
-    const size_t M = g.cols, P = g.pitch;
-    const size_t j = (size_t)blockIdx.x * BX + threadIdx.x;
-    const size_t jm = j == 0 ? M - 1 : j - 1, jp = j + 1 >= M ? 0 : j + 1;
-    double diff = 0.0;
-    for (size_t i = (size_t)blockIdx.y * BY + threadIdx.y + 1; i <= g.rows; i += (size_t)gridDim.y * BY) {
-        if (j >= M) break;
-        const double *up = src + (i - 1) * P, *mid = up + P, *dn = mid + P;
-        double w = cond[(i - 1) * M + j], rc, rd;
-        cell_weights(w, rc, rd);
-        double c = mid[j];
-        double v = cell_update(w, rc, rd, c, __dadd_rn(up[j], dn[j]), __dadd_rn(mid[jm], mid[jp]),
-                               __dadd_rn(up[jm], up[jp]), __dadd_rn(dn[jm], dn[jp]));
-        dst[i * P + j] = v;
-        diff = fmax(diff, fabs(__dsub_rn(v, c)));
-    }
-    diff = block_max<BX * BY>(diff, scratch);
-    if (threadIdx.x == 0 && threadIdx.y == 0) partials[blockIdx.y * gridDim.x + blockIdx.x] = diff;
-}
-
 // After a pass of `levels` iterations whose blocks left per-level maxima in partials[level * nparts + b]:
 // records each iteration's maxdiff in the log ring, finds the first iteration under the threshold, flips
 // the buffer and, when convergence fell inside the pass, asks for the recomputation of the pass's grid
