@@ -1,0 +1,84 @@
+// Row kernels of the CPU convolution: converting samples to the accumulation type, the tap loop, and
+// turning accumulated rows into output samples. Each is compiled for AVX-512, AVX2 and baseline x86-64
+// and picked at load time, so the library runs on any x86-64 and uses the widest vectors it finds.
+#pragma once
+
+#include "gpk.h"
+
+#include <cstddef>
+#include <cstdint>
+
+namespace gpk::cpu::conv {
+
+// The tap loop works on blocks of this many bytes (4 vectors of 64 bytes) per output position.
+constexpr size_t kBlockBytes = 256;
+
+// Elements of type A per block: the tap loop computes whole blocks, so its output rows are padded to a
+// multiple of this, and its input lines readable that far.
+template <class A> constexpr size_t block_elems() {
+    return kBlockBytes / sizeof(A);
+}
+template <class A> constexpr size_t padded_length(size_t n) {
+    return (n + block_elems<A>() - 1) / block_elems<A>() * block_elems<A>();
+}
+
+// dst[i] = A(src[i]) for i in [0, n).
+void convert_samples(const uint8_t *src, float *dst, size_t n);
+void convert_samples(const uint16_t *src, float *dst, size_t n);
+void convert_samples(const float *src, float *dst, size_t n);
+void convert_samples(const double *src, float *dst, size_t n);
+void convert_samples(const uint8_t *src, double *dst, size_t n);
+void convert_samples(const uint16_t *src, double *dst, size_t n);
+void convert_samples(const float *src, double *dst, size_t n);
+void convert_samples(const double *src, double *dst, size_t n);
+void convert_samples(const uint8_t *src, int32_t *dst, size_t n);
+void convert_samples(const uint16_t *src, int32_t *dst, size_t n);
+void convert_samples(const uint8_t *src, int64_t *dst, size_t n);
+void convert_samples(const uint16_t *src, int64_t *dst, size_t n);
+
+// out[i] = sum over a < kh, b < kw of lines[a][i + b*step] * taps[a*kw + b], summed in that order, for
+// i in [0, padded_length(n)). A null lines[a] is a row of zeros (a zero border) and is skipped.
+void correlate(const float *const *lines, const float *taps, int kh, int kw, size_t step, float *out,
+               size_t n);
+void correlate(const double *const *lines, const double *taps, int kh, int kw, size_t step, double *out,
+               size_t n);
+void correlate(const int32_t *const *lines, const int32_t *taps, int kh, int kw, size_t step, int32_t *out,
+               size_t n);
+void correlate(const int64_t *const *lines, const int64_t *taps, int kh, int kw, size_t step, int64_t *out,
+               size_t n);
+
+// How accumulated values become output samples (NOTES.md, "Convolution").
+struct RowFinish {
+    bool exact = false; // accumulated values are exact integers (held in any accumulation type)
+    gpk_normalize normalize = GPK_NORMALIZE_NONE;
+    unsigned channels = 1;
+    double sum = 0; // the filter's tap sum (an integer on the exact path)
+    // Per-channel minimum and maximum of the filtered values (minmax only). Float path: values of the
+    // accumulation type, held exactly in double. Exact path: the integers.
+    double min_value[4] = {}, max_value[4] = {};
+    long long min_int[4] = {}, max_int[4] = {};
+    // Exact path: every value v satisfies |v| <= exact_bound. Rounded integer quotients are then computed
+    // in double where that is provably exact (numerators below 2^53).
+    double exact_bound = 0;
+};
+
+// out[i] = the output sample of acc[i], for i in [0, n) (n = width * channels of one row).
+#define GPK_DECLARE_FINISH(A)                                                                                \
+    void finish_row(const A *acc, uint8_t *out, size_t n, const RowFinish &f);                               \
+    void finish_row(const A *acc, uint16_t *out, size_t n, const RowFinish &f);                              \
+    void finish_row(const A *acc, float *out, size_t n, const RowFinish &f);                                 \
+    void finish_row(const A *acc, double *out, size_t n, const RowFinish &f);
+GPK_DECLARE_FINISH(float)
+GPK_DECLARE_FINISH(double)
+GPK_DECLARE_FINISH(int32_t)
+GPK_DECLARE_FINISH(int64_t)
+#undef GPK_DECLARE_FINISH
+
+// Widens lo[c] / hi[c] to the per-channel minimum and maximum of acc[0..n) (channels interleaved).
+// NaN values are ignored.
+void row_min_max(const float *acc, size_t n, unsigned channels, float *lo, float *hi);
+void row_min_max(const double *acc, size_t n, unsigned channels, double *lo, double *hi);
+void row_min_max(const int32_t *acc, size_t n, unsigned channels, int32_t *lo, int32_t *hi);
+void row_min_max(const int64_t *acc, size_t n, unsigned channels, int64_t *lo, int64_t *hi);
+
+} // namespace gpk::cpu::conv

@@ -1,0 +1,700 @@
+// gpk_convolve on the CPU backend against a naive reference written here from SPEC §3 and NOTES.md:
+// per pixel and per tap, with its own border mapping, in __int128 (exact path) or long double.
+#include "check.hpp"
+#include "gpk.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace {
+
+__extension__ typedef __int128 Int128;
+
+std::mt19937_64 rng(20240611);
+
+double uniform(double lo, double hi) {
+    return std::uniform_real_distribution<double>(lo, hi)(rng);
+}
+long long uniform_int(long long lo, long long hi) {
+    return std::uniform_int_distribution<long long>(lo, hi)(rng);
+}
+
+const gpk_dtype kTypes[] = {GPK_U8, GPK_U16, GPK_F32, GPK_F64};
+const gpk_border kBorders[] = {GPK_BORDER_ZERO, GPK_BORDER_CLAMP, GPK_BORDER_MIRROR, GPK_BORDER_REFLECT,
+                               GPK_BORDER_WRAP};
+const gpk_normalize kNorms[] = {GPK_NORMALIZE_NONE, GPK_NORMALIZE_SUM, GPK_NORMALIZE_MINMAX};
+
+bool is_integer_type(gpk_dtype t) {
+    return t == GPK_U8 || t == GPK_U16;
+}
+double type_max(gpk_dtype t) {
+    return t == GPK_U8 ? 255.0 : 65535.0;
+}
+const unsigned char kGarbage = 0xFF; // NaN in every float type: a padding byte read shows up
+
+// An image with padded rows; the padding holds garbage.
+struct Image {
+    gpk_image desc{};
+    std::vector<unsigned char> bytes;
+
+    Image(gpk_dtype dtype, size_t width, size_t height, unsigned channels, size_t pad_bytes) {
+        gpk_image_init(&desc, dtype, width, height, channels);
+        desc.stride = width * channels * gpk_dtype_size(dtype) + pad_bytes;
+        bytes.assign(desc.stride * height, kGarbage);
+    }
+    size_t row_bytes() const { return desc.width * desc.channels * gpk_dtype_size(desc.dtype); }
+    unsigned char *at(size_t x, size_t y, unsigned c) {
+        return bytes.data() + y * desc.stride + (x * desc.channels + c) * gpk_dtype_size(desc.dtype);
+    }
+    const unsigned char *at(size_t x, size_t y, unsigned c) const {
+        return const_cast<Image *>(this)->at(x, y, c);
+    }
+    long double get(size_t x, size_t y, unsigned c) const {
+        const unsigned char *p = at(x, y, c);
+        switch (desc.dtype) {
+        case GPK_U8:
+            return *p;
+        case GPK_U16: {
+            uint16_t v;
+            std::memcpy(&v, p, 2);
+            return v;
+        }
+        case GPK_F32: {
+            float v;
+            std::memcpy(&v, p, 4);
+            return v;
+        }
+        default: {
+            double v;
+            std::memcpy(&v, p, 8);
+            return v;
+        }
+        }
+    }
+    void set(size_t x, size_t y, unsigned c, long double v) {
+        unsigned char *p = at(x, y, c);
+        switch (desc.dtype) {
+        case GPK_U8:
+            *p = (uint8_t)v;
+            break;
+        case GPK_U16: {
+            uint16_t s = (uint16_t)v;
+            std::memcpy(p, &s, 2);
+            break;
+        }
+        case GPK_F32: {
+            float s = (float)v;
+            std::memcpy(p, &s, 4);
+            break;
+        }
+        default: {
+            double s = (double)v;
+            std::memcpy(p, &s, 8);
+            break;
+        }
+        }
+    }
+    bool padding_is_garbage() const {
+        for (size_t y = 0; y < desc.height; ++y)
+            for (size_t i = row_bytes(); i < desc.stride; ++i)
+                if (bytes[y * desc.stride + i] != kGarbage) return false;
+        return true;
+    }
+};
+
+Image random_image(gpk_dtype dtype, size_t width, size_t height, unsigned channels, size_t pad) {
+    Image img(dtype, width, height, channels, pad);
+    for (size_t y = 0; y < height; ++y)
+        for (size_t x = 0; x < width; ++x)
+            for (unsigned c = 0; c < channels; ++c)
+                img.set(x, y, c,
+                        is_integer_type(dtype) ? uniform_int(0, (long long)type_max(dtype))
+                                               : uniform(-50, 150));
+    return img;
+}
+
+// The filter's taps as the test sees them.
+struct Taps {
+    bool separable = false;
+    int kh = 1, kw = 1;
+    std::vector<double> taps, row, col;
+    double sum = 0;
+};
+
+Taps taps_of(const gpk_filter *f) {
+    gpk_filter_info info{};
+    info.struct_size = sizeof info;
+    gpk_filter_get_info(&info, f);
+    Taps t;
+    t.separable = info.separable != 0;
+    t.kh = int(info.kh);
+    t.kw = int(info.kw);
+    std::vector<double> all(info.kh * info.kw + info.kh + info.kw);
+    gpk_filter_get_taps(all.data(), all.size(), f);
+    if (t.separable) {
+        t.row.assign(all.begin(), all.begin() + t.kw);
+        t.col.assign(all.begin() + t.kw, all.begin() + t.kw + t.kh);
+    } else {
+        t.taps.assign(all.begin(), all.begin() + t.kh * t.kw);
+    }
+    t.sum = info.sum;
+    return t;
+}
+
+// Border mapping by repeated reflection (the library uses modular arithmetic): -1 for a zero pixel.
+long long map_index(long long i, long long n, gpk_border border) {
+    if (i >= 0 && i < n) return i;
+    switch (border) {
+    case GPK_BORDER_ZERO:
+        return -1;
+    case GPK_BORDER_CLAMP:
+        return i < 0 ? 0 : n - 1;
+    case GPK_BORDER_WRAP:
+        return ((i % n) + n) % n;
+    case GPK_BORDER_MIRROR:
+        if (n == 1) return 0;
+        while (i < 0 || i >= n) i = i < 0 ? -i : 2 * (n - 1) - i;
+        return i;
+    default:
+        while (i < 0 || i >= n) i = i < 0 ? -i - 1 : 2 * n - 1 - i;
+        return i;
+    }
+}
+
+// Filtered values of every sample (before normalisation), in the number type V.
+template <class V> struct Filtered {
+    size_t width, height;
+    unsigned channels;
+    std::vector<V> v;
+    V &at(size_t x, size_t y, unsigned c) { return v[(y * width + x) * channels + c]; }
+};
+
+template <class V> V sample_as(const Image &img, long long x, long long y, unsigned c, gpk_border b) {
+    long long sx = map_index(x, (long long)img.desc.width, b),
+              sy = map_index(y, (long long)img.desc.height, b);
+    if (sx < 0 || sy < 0) return V(0);
+    return V(img.get(size_t(sx), size_t(sy), c));
+}
+
+template <class V> Filtered<V> reference_filter(const Image &in, const Taps &t, gpk_border b) {
+    const size_t w = in.desc.width, h = in.desc.height;
+    const unsigned ch = in.desc.channels;
+    Filtered<V> out{w, h, ch, std::vector<V>(w * h * ch)};
+    const long long rh = t.kh / 2, rw = t.kw / 2;
+    Filtered<V> rows{w, h, ch, std::vector<V>(w * h * ch)}; // separable: the row pass
+    if (t.separable)
+        for (size_t y = 0; y < h; ++y)
+            for (size_t x = 0; x < w; ++x)
+                for (unsigned c = 0; c < ch; ++c)
+                    for (int j = 0; j < t.kw; ++j)
+                        rows.at(x, y, c) +=
+                            sample_as<V>(in, (long long)x + j - rw, (long long)y, c, b) * V(t.row[j]);
+    for (size_t y = 0; y < h; ++y)
+        for (size_t x = 0; x < w; ++x)
+            for (unsigned c = 0; c < ch; ++c) {
+                V acc = 0;
+                for (int i = 0; i < t.kh; ++i) {
+                    long long yy = (long long)y + i - rh;
+                    if (t.separable) {
+                        long long sy = map_index(yy, (long long)h, b);
+                        if (sy >= 0) acc += rows.at(x, size_t(sy), c) * V(t.col[i]);
+                        continue;
+                    }
+                    for (int j = 0; j < t.kw; ++j)
+                        acc += sample_as<V>(in, (long long)x + j - rw, yy, c, b) *
+                               V(t.taps[size_t(i * t.kw + j)]);
+                }
+                out.at(x, y, c) = acc;
+            }
+    return out;
+}
+
+struct Case {
+    gpk_dtype in_type, out_type;
+    unsigned channels;
+    gpk_border border;
+    gpk_normalize norm;
+    gpk_accumulate acc;
+    size_t width, height;
+};
+
+std::string describe(const Case &k, const std::string &filter) {
+    return filter + " " + gpk_dtype_name(k.in_type) + "->" + gpk_dtype_name(k.out_type) + " c" +
+           std::to_string(k.channels) + " border " + std::to_string(k.border) + " norm " +
+           std::to_string(k.norm) + " acc " + std::to_string(k.acc) + " " + std::to_string(k.width) + "x" +
+           std::to_string(k.height);
+}
+
+bool takes_exact_path(const Case &k, const Taps &t) {
+    if (!is_integer_type(k.in_type)) return false;
+    auto all_int = [](const std::vector<double> &v) {
+        return std::all_of(v.begin(), v.end(), [](double d) { return d == std::floor(d); });
+    };
+    auto abs_sum = [](const std::vector<double> &v) {
+        long double s = 0;
+        for (double d : v) s += std::fabs(d);
+        return s;
+    };
+    if (t.separable)
+        return all_int(t.row) && all_int(t.col) &&
+               abs_sum(t.row) * abs_sum(t.col) * type_max(k.in_type) < 18014398509481984.0L;
+    return all_int(t.taps) && abs_sum(t.taps) * type_max(k.in_type) < 18014398509481984.0L;
+}
+
+// Round to nearest, ties away from zero, saturated; NaN gives 0 (written apart from the library's).
+long double round_half_away(long double v, long double hi) {
+    if (std::isnan(v)) return 0;
+    long double r = v < 0 ? -std::floor(-v + 0.5L) : std::floor(v + 0.5L);
+    return std::min(std::max(r, 0.0L), hi);
+}
+
+// Integer division rounding half away from zero.
+Int128 divide_rounded(Int128 n, Int128 d) {
+    Int128 q = n / d, r = n % d;
+    Int128 twice_r = r < 0 ? -2 * r : 2 * r, abs_d = d < 0 ? -d : d;
+    if (twice_r >= abs_d) q += ((n < 0) != (d < 0)) ? -1 : 1;
+    return q;
+}
+
+// Exact path: every output sample as the library must store it.
+Image expected_exact(const Case &k, const Taps &t, const Image &in, size_t out_pad) {
+    Filtered<Int128> f = reference_filter<Int128>(in, t, k.border);
+    Image out(k.out_type, k.width, k.height, k.channels, out_pad);
+    for (unsigned c = 0; c < k.channels; ++c) {
+        Int128 lo = 0, hi = 0;
+        for (size_t i = c; i < f.v.size(); i += k.channels) {
+            if (i == c || f.v[i] < lo) lo = f.v[i];
+            if (i == c || f.v[i] > hi) hi = f.v[i];
+        }
+        const bool float_out = !is_integer_type(k.out_type);
+        for (size_t y = 0; y < k.height; ++y)
+            for (size_t x = 0; x < k.width; ++x) {
+                Int128 v = f.at(x, y, c);
+                long double r;
+                if (k.norm == GPK_NORMALIZE_NONE)
+                    r = float_out ? (long double)(double)(long long)v : (long double)v;
+                else if (k.norm == GPK_NORMALIZE_SUM)
+                    r = float_out ? (long double)((double)(long long)v / t.sum)
+                                  : (long double)divide_rounded(v, (Int128)(long long)t.sum);
+                else if (hi == lo)
+                    r = 0;
+                else
+                    r = float_out ? (long double)((double)(long long)(v - lo) * 255.0 /
+                                                  (double)(long long)(hi - lo))
+                                  : (long double)((v - lo) * 255 / (hi - lo));
+                if (!float_out) r = std::min(std::max(r, 0.0L), (long double)type_max(k.out_type));
+                out.set(x, y, c, r);
+            }
+    }
+    return out;
+}
+
+// Float path: reference values after normalisation, and the scale of their rounding errors: the sums of
+// |tap * sample| (which bound what any summation order can lose) carried through the normalisation. Where
+// the taps cancel (a zero-sum filter on a flat image) or min/max spans only rounding noise, the scale is far
+// above the values and only it says how close a float result can be.
+struct FloatReference {
+    Filtered<long double> value, scale;
+};
+
+Image absolute(const Image &in) {
+    Image a = in;
+    for (size_t y = 0; y < in.desc.height; ++y)
+        for (size_t x = 0; x < in.desc.width; ++x)
+            for (unsigned c = 0; c < in.desc.channels; ++c) a.set(x, y, c, std::fabs(in.get(x, y, c)));
+    return a;
+}
+
+Taps absolute(Taps t) {
+    for (auto *v : {&t.taps, &t.row, &t.col})
+        for (double &d : *v) d = std::fabs(d);
+    return t;
+}
+
+FloatReference expected_float(const Case &k, const Taps &t, const Image &in) {
+    FloatReference r{reference_filter<long double>(in, t, k.border),
+                     reference_filter<long double>(absolute(in), absolute(t), k.border)};
+    for (unsigned c = 0; c < k.channels; ++c) {
+        long double lo = INFINITY, hi = -INFINITY, top = 0;
+        for (size_t i = c; i < r.value.v.size(); i += k.channels)
+            lo = std::min(lo, r.value.v[i]), hi = std::max(hi, r.value.v[i]),
+            top = std::max(top, r.scale.v[i]);
+        for (size_t i = c; i < r.value.v.size(); i += k.channels) {
+            long double &v = r.value.v[i], &s = r.scale.v[i];
+            if (k.norm == GPK_NORMALIZE_SUM) v /= t.sum, s /= std::fabs(t.sum);
+            if (k.norm == GPK_NORMALIZE_MINMAX) {
+                v = hi == lo ? 0 : (v - lo) * 255 / (hi - lo);
+                s = hi == lo ? INFINITY : (s + 2 * top) * 255 / (hi - lo);
+            }
+        }
+    }
+    return r;
+}
+
+bool accumulates_f64(const Case &k) {
+    return k.acc == GPK_ACCUMULATE_F64 ||
+           (k.acc == GPK_ACCUMULATE_AUTO && (k.in_type == GPK_F64 || k.out_type == GPK_F64));
+}
+
+// Compares a float-path result with the accumulation's tolerance (relative L2 1e-5 for f32, 1e-12 for f64,
+// plus the rounding of an f32 output): float outputs in relative L2 of the reference (of the error scale
+// where that is larger), integer outputs within 1 of the rounded reference (plus the tolerance of the scale).
+bool matches_float(const Case &k, const FloatReference &ref, const Image &out, std::string &why) {
+    const bool int_out = is_integer_type(k.out_type);
+    const double tol = (accumulates_f64(k) ? 1e-12 : 1e-5) + (k.out_type == GPK_F32 ? 2.4e-7 : 0);
+    long double err2 = 0, ref2 = 0, scale2 = 0, worst = 0;
+    for (size_t y = 0; y < k.height; ++y)
+        for (size_t x = 0; x < k.width; ++x)
+            for (unsigned c = 0; c < k.channels; ++c) {
+                const size_t i = (y * k.width + x) * k.channels + c;
+                const long double r = ref.value.v[i], s = ref.scale.v[i], o = out.get(x, y, c);
+                if (int_out)
+                    worst =
+                        std::max(worst, std::fabs(o - round_half_away(r, type_max(k.out_type))) - tol * s);
+                err2 += (o - r) * (o - r);
+                ref2 += r * r;
+                scale2 += s * s;
+            }
+    if (int_out) {
+        why = "max |diff| beyond the error scale " + std::to_string((double)worst);
+        return worst <= 1;
+    }
+    double rel = (double)(std::sqrt(err2) / std::max({std::sqrt(ref2), std::sqrt(scale2), 1e-300L}));
+    why = "relative L2 " + std::to_string(rel);
+    return rel <= tol;
+}
+
+struct Context {
+    gpk_context *ctx = nullptr;
+    explicit Context(unsigned threads) {
+        gpk_context_options o;
+        gpk_context_options_init(&o);
+        o.backend = GPK_BACKEND_CPU;
+        o.threads = threads;
+        if (gpk_context_create(&ctx, &o) != GPK_OK) check::skip("no CPU context");
+    }
+    ~Context() { gpk_context_destroy(ctx); }
+};
+
+gpk_status run(gpk_context *ctx, const Case &k, const gpk_filter *f, const Image &in, Image &out) {
+    gpk_convolve_params p;
+    gpk_convolve_params_init(&p);
+    p.filter = f;
+    p.border = k.border;
+    p.normalize = k.norm;
+    p.accumulate = k.acc;
+    return gpk_convolve(ctx, &p, &in.desc, in.bytes.data(), &out.desc, out.bytes.data());
+}
+
+// Runs one case against the reference; returns false (after recording a failure) when it differs.
+bool check_case(gpk_context *ctx, const Case &k, const gpk_filter *f, const std::string &name) {
+    const Taps t = taps_of(f);
+    const Image in = random_image(k.in_type, k.width, k.height, k.channels, (k.width % 3) * 8);
+    Image out(k.out_type, k.width, k.height, k.channels, (k.height % 4) * 4 + 4);
+    const std::string what = describe(k, name);
+    if (k.norm == GPK_NORMALIZE_SUM && t.sum == 0) {
+        CHECK_STATUS(ctx, run(ctx, k, f, in, out), GPK_ERR_INVALID_ARGUMENT);
+        CHECK_MSG(
+            std::all_of(out.bytes.begin(), out.bytes.end(), [](unsigned char b) { return b == kGarbage; }),
+            what + ": rejected call wrote its output");
+        return true;
+    }
+    gpk_status s = run(ctx, k, f, in, out);
+    CHECK_MSG(s == GPK_OK, what + ": " + gpk_context_last_error(ctx));
+    if (s != GPK_OK) return false;
+    CHECK_MSG(out.padding_is_garbage(), what + ": output padding written");
+    bool ok;
+    std::string why;
+    if (takes_exact_path(k, t)) {
+        Image want = expected_exact(k, t, in, out.desc.stride - out.row_bytes());
+        ok = want.bytes == out.bytes;
+        why = "not bit-identical";
+    } else {
+        ok = matches_float(k, expected_float(k, t, in), out, why);
+    }
+    CHECK_MSG(ok, what + ": " + why);
+    return ok;
+}
+
+gpk_filter *named(const char *name) {
+    gpk_filter *f = nullptr;
+    if (gpk_filter_create_named(&f, name) != GPK_OK) check::skip(name);
+    return f;
+}
+
+gpk_filter *random_2d(int kh, int kw, bool integer, double lo, double hi) {
+    std::vector<double> t(static_cast<size_t>(kh * kw));
+    for (double &v : t) v = integer ? double(uniform_int((long long)lo, (long long)hi)) : uniform(lo, hi);
+    gpk_filter *f = nullptr;
+    gpk_filter_create_2d(&f, size_t(kh), size_t(kw), t.data());
+    return f;
+}
+
+gpk_filter *random_separable(int row_len, int col_len, bool integer, double lo, double hi) {
+    std::vector<double> r(static_cast<size_t>(row_len)), c(static_cast<size_t>(col_len));
+    for (double &v : r) v = integer ? double(uniform_int((long long)lo, (long long)hi)) : uniform(lo, hi);
+    for (double &v : c) v = integer ? double(uniform_int((long long)lo, (long long)hi)) : uniform(lo, hi);
+    gpk_filter *f = nullptr;
+    gpk_filter_create_separable(&f, r.size(), r.data(), c.size(), c.data());
+    return f;
+}
+
+struct NamedFilter {
+    std::string name;
+    gpk_filter *f;
+};
+
+struct FilterSet {
+    std::vector<NamedFilter> two_d, separable;
+    FilterSet() {
+        for (const char *n : {"identity", "lp3", "lp5", "log9", "smooth5"}) two_d.push_back({n, named(n)});
+        two_d.push_back({"int 3x5", random_2d(3, 5, true, -5, 5)});
+        two_d.push_back({"int 7x3", random_2d(7, 3, true, -3, 9)});
+        two_d.push_back({"float 5x5", random_2d(5, 5, false, -1, 1)});
+        two_d.push_back({"float 1x7", random_2d(1, 7, false, 0, 1)});
+        two_d.push_back({"float 9x11", random_2d(9, 11, false, -0.5, 1)});
+        for (const char *n : {"box:3", "box:9", "gauss:1.5", "gauss:0.7"}) separable.push_back({n, named(n)});
+        separable.push_back({"int 5|3", random_separable(5, 3, true, -4, 6)});
+        separable.push_back({"int 13|1", random_separable(13, 1, true, 0, 9)});
+        separable.push_back({"float 9|5", random_separable(9, 5, false, -1, 1)});
+        separable.push_back({"float 1|7", random_separable(1, 7, false, 0, 1)});
+    }
+    ~FilterSet() {
+        for (auto &f : two_d) gpk_filter_destroy(f.f);
+        for (auto &f : separable) gpk_filter_destroy(f.f);
+    }
+};
+
+// Every dtype pair x channels x border x normalisation, with a 2D and a separable filter each (the filters,
+// sizes and accumulation precisions taken in turn).
+void test_matrix(gpk_context *ctx) {
+    const FilterSet filters;
+    const size_t sizes[][2] = {{1, 1},   {1, 9},  {9, 1},  {7, 5},  {13, 11},
+                               {37, 23}, {70, 3}, {3, 70}, {31, 17}};
+    const gpk_accumulate accs[] = {GPK_ACCUMULATE_F32, GPK_ACCUMULATE_F64, GPK_ACCUMULATE_AUTO};
+    size_t turn = 0, failed = 0;
+    for (gpk_dtype in : kTypes)
+        for (gpk_dtype out : kTypes)
+            for (unsigned ch = 1; ch <= 4; ++ch)
+                for (gpk_border b : kBorders)
+                    for (gpk_normalize nm : kNorms) {
+                        const auto &size = sizes[turn % 9];
+                        Case k{in, out, ch, b, nm, accs[turn % 3], size[0], size[1]};
+                        const auto &f2 = filters.two_d[turn % filters.two_d.size()];
+                        const auto &fs = filters.separable[turn % filters.separable.size()];
+                        failed += !check_case(ctx, k, f2.f, f2.name);
+                        failed += !check_case(ctx, k, fs.f, fs.name);
+                        ++turn;
+                    }
+    std::printf("matrix: %zu cases, %zu failed\n", 2 * turn, failed);
+}
+
+// Filters far larger than the image: 63x63 and 129-tap separable filters on 1x1, 1xN, Nx1 and small images.
+void test_large_filters(gpk_context *ctx) {
+    gpk_filter *filters[] = {random_2d(63, 63, true, -3, 3),
+                             random_2d(63, 61, false, 0, 1),
+                             random_separable(129, 129, false, 0, 1),
+                             random_separable(129, 3, true, -2, 2),
+                             named("gauss:21.5"),
+                             named("box:129")};
+    const char *names[] = {"int 63x63", "float 63x61", "float 129|129", "int 129|3", "gauss:21.5", "box:129"};
+    const size_t sizes[][2] = {{1, 1}, {1, 6}, {5, 1}, {2, 2}, {17, 13}, {23, 19}};
+    const gpk_dtype pairs[][2] = {
+        {GPK_U8, GPK_U8}, {GPK_U16, GPK_F32}, {GPK_F32, GPK_F64}, {GPK_F64, GPK_U16}};
+    size_t turn = 0;
+    for (size_t fi = 0; fi < 6; ++fi)
+        for (const auto &size : sizes)
+            for (gpk_border b : kBorders)
+                for (gpk_normalize nm : kNorms) {
+                    const auto &pair = pairs[turn % 4];
+                    Case k{pair[0], pair[1], unsigned(turn % 4 + 1),
+                           b,       nm,      turn % 2 ? GPK_ACCUMULATE_F64 : GPK_ACCUMULATE_F32,
+                           size[0], size[1]};
+                    check_case(ctx, k, filters[fi], names[fi]);
+                    ++turn;
+                }
+    for (gpk_filter *f : filters) gpk_filter_destroy(f);
+}
+
+// Integer taps large enough to need each accumulator of the exact path, up to the 2^54 limit, and beyond it
+// (the float path).
+void test_exact_limits(gpk_context *ctx) {
+    const double big = 0x1p37 + 0x1p36; // 1x1 tap: u16 bound in [2^53, 2^54)
+    std::vector<double> taps_i32 = {1000, -999, 1000, 0, 1000, -1000, 999, 1000, -1000};
+    std::vector<double> taps_f64 = {0x1p30, -0x1p30 + 7, 5, 0x1p29, 3, -0x1p30, 1, 0, 0x1p28};
+    std::vector<double> taps_over = {0x1p40, 3, -0x1p40 + 5};
+    gpk_filter *filters[4] = {};
+    gpk_filter_create_2d(&filters[0], 3, 3, taps_i32.data());
+    gpk_filter_create_2d(&filters[1], 3, 3, taps_f64.data());
+    gpk_filter_create_2d(&filters[2], 1, 1, &big);
+    gpk_filter_create_2d(&filters[3], 1, 3, taps_over.data());
+    const char *names[] = {"int32-sized taps", "double-sized taps", "int64-sized tap", "over 2^54"};
+    for (int fi = 0; fi < 4; ++fi)
+        for (gpk_dtype out : kTypes)
+            for (gpk_border b : kBorders)
+                for (gpk_normalize nm : kNorms) {
+                    Case k{GPK_U16, out, unsigned(fi + 1), b, nm, GPK_ACCUMULATE_F64, 19, 7};
+                    check_case(ctx, k, filters[fi], names[fi]);
+                }
+    for (gpk_filter *f : filters) gpk_filter_destroy(f);
+}
+
+// The Laplacian exercise, checked by hand on one bright pixel: lp3, zero border, minmax, u8 -> u8.
+void test_laplacian_exercise(gpk_context *ctx) {
+    gpk_filter *lp3 = named("lp3");
+    Image in(GPK_U8, 5, 5, 1, 3), out(GPK_U8, 5, 5, 1, 3);
+    for (size_t y = 0; y < 5; ++y)
+        for (size_t x = 0; x < 5; ++x) in.set(x, y, 0, x == 2 && y == 2 ? 100 : 0);
+    Case k{GPK_U8, GPK_U8, 1, GPK_BORDER_ZERO, GPK_NORMALIZE_MINMAX, GPK_ACCUMULATE_AUTO, 5, 5};
+    CHECK_OK(ctx, run(ctx, k, lp3, in, out));
+    // Filtered: -400 at the centre, 100 at its 4 neighbours, 0 elsewhere: (v + 400) * 255 / 500.
+    for (size_t y = 0; y < 5; ++y)
+        for (size_t x = 0; x < 5; ++x) {
+            int d = std::abs(int(x) - 2) + std::abs(int(y) - 2);
+            CHECK_EQ((int)out.get(x, y, 0), d == 0 ? 0 : d == 1 ? 255 : 204);
+        }
+    // And on random images of awkward sizes against the reference.
+    for (size_t size : {1, 2, 3, 64, 101}) {
+        Case r{GPK_U8, GPK_U8, 1, GPK_BORDER_ZERO, GPK_NORMALIZE_MINMAX, GPK_ACCUMULATE_AUTO, size, size + 2};
+        check_case(ctx, r, lp3, "lp3 exercise");
+    }
+    gpk_filter_destroy(lp3);
+}
+
+// The smoothing exercise: smooth5 with sum normalisation, checked by hand on a constant image.
+void test_smoothing_exercise(gpk_context *ctx) {
+    gpk_filter *smooth = named("smooth5");
+    Image in(GPK_U8, 6, 4, 1, 0), out(GPK_U8, 6, 4, 1, 0);
+    for (size_t y = 0; y < 4; ++y)
+        for (size_t x = 0; x < 6; ++x) in.set(x, y, 0, 7);
+    Case k{GPK_U8, GPK_U8, 1, GPK_BORDER_CLAMP, GPK_NORMALIZE_SUM, GPK_ACCUMULATE_AUTO, 6, 4};
+    CHECK_OK(ctx, run(ctx, k, smooth, in, out));
+    for (size_t y = 0; y < 4; ++y)
+        for (size_t x = 0; x < 6; ++x) CHECK_EQ((int)out.get(x, y, 0), 7);
+    // Zero border, corner: the taps inside are 3 2 1 / 2 2 1 / 1 1 1 (14): 14 * 7 / 35 = 2.8 -> 3.
+    k.border = GPK_BORDER_ZERO;
+    CHECK_OK(ctx, run(ctx, k, smooth, in, out));
+    CHECK_EQ((int)out.get(0, 0, 0), 3);
+    for (size_t size : {1, 5, 33}) {
+        Case r{GPK_U8, GPK_U8, 3, GPK_BORDER_REFLECT, GPK_NORMALIZE_SUM, GPK_ACCUMULATE_AUTO, size + 4, size};
+        check_case(ctx, r, smooth, "smooth5 exercise");
+    }
+    gpk_filter_destroy(smooth);
+}
+
+// Threads 1, 2 and 3 give bit-identical results on every path.
+void test_thread_independence() {
+    Context one(1), two(2), three(3);
+    const FilterSet filters;
+    const Case cases[] = {
+        {GPK_U8, GPK_U8, 1, GPK_BORDER_CLAMP, GPK_NORMALIZE_NONE, GPK_ACCUMULATE_AUTO, 301, 257},
+        {GPK_F32, GPK_F32, 3, GPK_BORDER_MIRROR, GPK_NORMALIZE_SUM, GPK_ACCUMULATE_F32, 130, 211},
+        {GPK_F64, GPK_U16, 2, GPK_BORDER_WRAP, GPK_NORMALIZE_MINMAX, GPK_ACCUMULATE_F64, 97, 199},
+        {GPK_U16, GPK_F32, 4, GPK_BORDER_ZERO, GPK_NORMALIZE_MINMAX, GPK_ACCUMULATE_AUTO, 64, 150},
+    };
+    for (const Case &k : cases)
+        for (const auto *set : {&filters.two_d, &filters.separable})
+            for (const NamedFilter &f : *set) {
+                if (k.norm == GPK_NORMALIZE_SUM && taps_of(f.f).sum == 0) continue;
+                const Image in = random_image(k.in_type, k.width, k.height, k.channels, 16);
+                Image a(k.out_type, k.width, k.height, k.channels, 8), b = a, c = a;
+                CHECK_OK(one.ctx, run(one.ctx, k, f.f, in, a));
+                CHECK_OK(two.ctx, run(two.ctx, k, f.f, in, b));
+                CHECK_OK(three.ctx, run(three.ctx, k, f.f, in, c));
+                CHECK_MSG(a.bytes == b.bytes && a.bytes == c.bytes, describe(k, f.name) + ": threads differ");
+            }
+}
+
+// NaN samples: integer outputs get 0, float outputs keep the NaN.
+void test_nan(gpk_context *ctx) {
+    gpk_filter *id = named("identity");
+    Image in(GPK_F32, 3, 1, 1, 0), out8(GPK_U8, 3, 1, 1, 0), out32(GPK_F32, 3, 1, 1, 0);
+    in.set(0, 0, 0, 2.5);
+    in.set(1, 0, 0, NAN);
+    in.set(2, 0, 0, -3);
+    Case k{GPK_F32, GPK_U8, 1, GPK_BORDER_CLAMP, GPK_NORMALIZE_NONE, GPK_ACCUMULATE_AUTO, 3, 1};
+    CHECK_OK(ctx, run(ctx, k, id, in, out8));
+    CHECK_EQ((int)out8.get(0, 0, 0), 3); // 2.5 rounds away from zero
+    CHECK_EQ((int)out8.get(1, 0, 0), 0);
+    CHECK_EQ((int)out8.get(2, 0, 0), 0);
+    k.out_type = GPK_F32;
+    CHECK_OK(ctx, run(ctx, k, id, in, out32));
+    CHECK(std::isnan((double)out32.get(1, 0, 0)));
+    gpk_filter_destroy(id);
+}
+
+// Rounding of float results to integer outputs at the halves, where a careless add-0.5 goes wrong.
+void test_rounding(gpk_context *ctx) {
+    gpk_filter *id = named("identity");
+    const float values[] = {0.49999997f, 0.5f,     1.5f,     2.5f,  254.5f, 255.49998f,
+                            255.5f,      65534.5f, 65535.5f, -0.5f, 1e30f,  -1e30f};
+    const size_t n = sizeof values / sizeof values[0];
+    Image in(GPK_F32, n, 1, 1, 0), o8(GPK_U8, n, 1, 1, 0), o16(GPK_U16, n, 1, 1, 0);
+    for (size_t i = 0; i < n; ++i) in.set(i, 0, 0, values[i]);
+    Case k{GPK_F32, GPK_U8, 1, GPK_BORDER_CLAMP, GPK_NORMALIZE_NONE, GPK_ACCUMULATE_F32, n, 1};
+    CHECK_OK(ctx, run(ctx, k, id, in, o8));
+    k.out_type = GPK_U16;
+    CHECK_OK(ctx, run(ctx, k, id, in, o16));
+    for (size_t i = 0; i < n; ++i) {
+        CHECK_EQ((double)o8.get(i, 0, 0), (double)round_half_away(values[i], 255));
+        CHECK_EQ((double)o16.get(i, 0, 0), (double)round_half_away(values[i], 65535));
+    }
+    gpk_filter_destroy(id);
+}
+
+// The named filters carry the taps SPEC gives.
+void test_named_taps() {
+    const double lp3[] = {0, 1, 0, 1, -4, 1, 0, 1, 0};
+    const double smooth5[] = {1, 1, 1, 1, 1, 1, 2, 2, 2, 1, 1, 2, 3, 2, 1, 1, 2, 2, 2, 1, 1, 1, 1, 1, 1};
+    const double log9_rows[5][9] = {{0, 1, 1, 2, 2, 2, 1, 1, 0},
+                                    {1, 2, 4, 5, 5, 5, 4, 2, 1},
+                                    {1, 4, 5, 3, 0, 3, 5, 4, 1},
+                                    {2, 5, 3, -12, -24, -12, 3, 5, 2},
+                                    {2, 5, 0, -24, -40, -24, 0, 5, 2}};
+    gpk_filter *f = named("lp3");
+    CHECK(taps_of(f).taps == std::vector<double>(lp3, lp3 + 9));
+    gpk_filter_destroy(f);
+    f = named("smooth5");
+    CHECK(taps_of(f).taps == std::vector<double>(smooth5, smooth5 + 25));
+    CHECK_EQ(taps_of(f).sum, 35.0);
+    gpk_filter_destroy(f);
+    f = named("lp5");
+    Taps t = taps_of(f);
+    CHECK(t.kh == 5 && t.kw == 5 && t.taps[12] == 24 && std::count(t.taps.begin(), t.taps.end(), -1.0) == 24);
+    gpk_filter_destroy(f);
+    f = named("log9");
+    t = taps_of(f);
+    for (int r = 0; r < 9; ++r)
+        for (int c = 0; c < 9; ++c) CHECK_EQ(t.taps[size_t(r * 9 + c)], log9_rows[r < 5 ? r : 8 - r][c]);
+    gpk_filter_destroy(f);
+    f = named("gauss:2");
+    t = taps_of(f);
+    CHECK(t.separable && t.kw == 13 && t.kh == 13);
+    double s = 0;
+    for (int i = 0; i < 13; ++i) s += std::exp(-0.125 * (i - 6) * (i - 6));
+    for (int i = 0; i < 13; ++i)
+        CHECK(std::fabs(t.row[size_t(i)] - std::exp(-0.125 * (i - 6) * (i - 6)) / s) < 1e-15);
+    gpk_filter_destroy(f);
+}
+
+} // namespace
+
+int main() {
+    test_named_taps();
+    Context ctx(0);
+    test_matrix(ctx.ctx);
+    test_large_filters(ctx.ctx);
+    test_exact_limits(ctx.ctx);
+    test_laplacian_exercise(ctx.ctx);
+    test_smoothing_exercise(ctx.ctx);
+    test_nan(ctx.ctx);
+    test_rounding(ctx.ctx);
+    test_thread_independence();
+    return check::finish("test_convolve");
+}
