@@ -1,0 +1,220 @@
+// gpk convolve: filters a PNG or PGM with a named filter or one read from a file of taps, keeping the
+// bit depth and channels unless --out-type says otherwise.
+#include "args.hpp"
+#include "commands.hpp"
+#include "common.hpp"
+#include "image_io.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <sys/stat.h>
+
+namespace gpkcli {
+
+namespace {
+
+const std::vector<OptionSpec> kConvolveOptions = {
+    {'f', "filter", "SPEC",
+     "identity, lp3, lp5, log9, smooth5, box:K, gauss:SIGMA, or a FILE of taps (required)"},
+    {'b', "border", "RULE", "zero, clamp, mirror, reflect or wrap (default clamp)"},
+    {0, "normalize", "MODE", "none, sum or minmax (default none)"},
+    {0, "accumulate", "PREC", "f32 or f64, for non-integer taps (default f32, f64 for f64 output)"},
+    {0, "out-type", "TYPE", "u8 or u16 (PNG, PGM), f32 or f64 (OUT.raw) (default: the input's)"},
+    {0, "ascii", nullptr, "write PGM output as plain text (P2) instead of binary (P5)"},
+    {0, "backend", "NAME", "auto, cpu or cuda (default auto)"},
+    {'h', "help", nullptr, "show this help"},
+};
+
+const char *kConvolveHelp =
+    "Usage: gpk convolve [OPTION]... --filter SPEC IN OUT\n"
+    "Correlates IN (PNG or PGM) with a filter and writes OUT (.png, .pgm, or .raw for float output).\n"
+    "Every channel is filtered, alpha included. Integer images with integer taps are computed exactly.\n"
+    "Output samples round to nearest and saturate to the output type. When the output type is the\n"
+    "input's, the input's maxval is kept (a PGM's own maxval; samples above it are clamped to it).\n"
+    "A FILE of taps holds one row of numbers per line (odd sizes; '#' starts a comment), or two lines\n"
+    "'row: ...' and 'col: ...' for a separable filter (the row filter runs first).\n"
+    ".raw output is packed samples in host byte order, channels interleaved.\n\nOptions:\n";
+
+bool is_named_filter(const std::string &spec) {
+    for (const char *name : {"identity", "lp3", "lp5", "log9", "smooth5"})
+        if (spec == name) return true;
+    return spec.rfind("box:", 0) == 0 || spec.rfind("gauss:", 0) == 0;
+}
+
+// The numbers on one line of a filter file; `where` ("FILE:LINE") names it in errors.
+std::vector<double> parse_taps(const std::string &text, const std::string &where) {
+    std::vector<double> taps;
+    const char *p = text.c_str();
+    while (*p) {
+        if (std::strchr(" \t\r,", *p)) {
+            ++p;
+            continue;
+        }
+        char *end = nullptr;
+        double v = std::strtod(p, &end);
+        size_t len = std::strcspn(p, " \t\r,");
+        if (end != p + len) throw Failure(where + ": '" + std::string(p, len) + "' is not a number");
+        taps.push_back(v);
+        p = end;
+    }
+    return taps;
+}
+
+// Reads a filter file: rows of taps, or "row:" and "col:" lines for a separable pair.
+Filter read_filter_file(const std::string &path) {
+    std::vector<uint8_t> bytes = read_file(path);
+    std::string text(bytes.begin(), bytes.end());
+    std::vector<std::vector<double>> rows;
+    std::vector<double> row_taps, col_taps;
+    bool has_row = false, has_col = false;
+    size_t line_no = 0, start = 0;
+    while (start < text.size()) {
+        size_t end = text.find('\n', start);
+        std::string line = text.substr(start, end == std::string::npos ? std::string::npos : end - start);
+        start = end == std::string::npos ? text.size() : end + 1;
+        std::string where = path + ":" + std::to_string(++line_no);
+        line = line.substr(0, line.find('#'));
+        size_t first = line.find_first_not_of(" \t\r");
+        if (first == std::string::npos) continue;
+        line = line.substr(first);
+        if (line.rfind("row:", 0) == 0 || line.rfind("col:", 0) == 0) {
+            bool is_row = line[0] == 'r';
+            if (is_row ? has_row : has_col)
+                throw Failure(where + ": a second '" + line.substr(0, 4) + "' line");
+            (is_row ? row_taps : col_taps) = parse_taps(line.substr(4), where);
+            (is_row ? has_row : has_col) = true;
+            continue;
+        }
+        rows.push_back(parse_taps(line, where));
+        if (rows.back().size() != rows.front().size())
+            throw Failure(where + ": " + std::to_string(rows.back().size()) +
+                          " taps, but the first row has " + std::to_string(rows.front().size()));
+    }
+    if ((has_row || has_col) && !rows.empty())
+        throw Failure(path + ": mixes rows of a 2D filter with 'row:'/'col:' lines");
+    if (has_row != has_col)
+        throw Failure(path + ": a separable filter needs both a 'row:' and a 'col:' line");
+    gpk_filter *f = nullptr;
+    gpk_status status;
+    if (has_row) {
+        status = gpk_filter_create_separable(&f, row_taps.size(), row_taps.data(), col_taps.size(),
+                                             col_taps.data());
+    } else {
+        if (rows.empty()) throw Failure(path + ": no taps in the filter file");
+        std::vector<double> taps;
+        for (const auto &r : rows) taps.insert(taps.end(), r.begin(), r.end());
+        status = gpk_filter_create_2d(&f, rows.size(), rows.front().size(), taps.data());
+    }
+    if (status != GPK_OK) throw Failure(path + ": " + gpk_context_last_error(nullptr));
+    return Filter(f);
+}
+
+Filter make_filter(const std::string &spec) {
+    if (is_named_filter(spec)) {
+        gpk_filter *f = nullptr;
+        if (gpk_filter_create_named(&f, spec.c_str()) != GPK_OK)
+            throw UsageError("--filter " + spec + ": " + gpk_context_last_error(nullptr));
+        return Filter(f);
+    }
+    struct stat st;
+    if (stat(spec.c_str(), &st) != 0)
+        throw UsageError("unknown filter '" + spec +
+                         "': not identity, lp3, lp5, log9, smooth5, box:K or "
+                         "gauss:SIGMA, and no file of that name");
+    return read_filter_file(spec);
+}
+
+struct ConvolveSetup {
+    std::string in_path, out_path;
+    gpk_convolve_params params;
+    std::string out_type; // "" = the input's
+    bool ascii = false;
+    gpk_backend backend = GPK_BACKEND_AUTO;
+};
+
+ConvolveSetup convolve_setup(const ParsedArgs &p) {
+    ConvolveSetup s;
+    if (p.positional().size() != 2) throw UsageError("IN and OUT are needed");
+    s.in_path = p.positional()[0];
+    s.out_path = p.positional()[1];
+    gpk_convolve_params_init(&s.params);
+    s.params.border = gpk_border(
+        parse_choice(p.text("border", "clamp"), "--border", {"zero", "clamp", "mirror", "reflect", "wrap"}));
+    s.params.normalize =
+        gpk_normalize(parse_choice(p.text("normalize", "none"), "--normalize", {"none", "sum", "minmax"}));
+    if (p.has("accumulate"))
+        s.params.accumulate =
+            gpk_accumulate(1 + parse_choice(p.text("accumulate", ""), "--accumulate", {"f32", "f64"}));
+    if (p.has("out-type")) {
+        s.out_type = p.text("out-type", "");
+        parse_choice(s.out_type, "--out-type", {"u8", "u16", "f32", "f64"});
+    }
+    s.ascii = p.has("ascii");
+    s.backend = parse_backend(p.text("backend", "auto"));
+    if (!p.has("filter")) throw UsageError("--filter is needed");
+    return s;
+}
+
+gpk_dtype output_dtype(const ConvolveSetup &s, const Image &in) {
+    if (s.out_type.empty()) return in.bit_depth == 16 ? GPK_U16 : GPK_U8;
+    const char *names[] = {"u8", "u16", "u32", "i32", "f32", "f64"};
+    for (int t = 0; t < 6; ++t)
+        if (s.out_type == names[t]) return gpk_dtype(t);
+    throw UsageError("--out-type " + s.out_type);
+}
+
+// The output as an image file: the input's maxval when the type is kept, else the type's full range.
+Image output_image(const Image &in, gpk_dtype dtype, std::vector<uint8_t> samples) {
+    Image out;
+    out.width = in.width;
+    out.height = in.height;
+    out.channels = in.channels;
+    out.bit_depth = dtype == GPK_U16 ? 16 : 8;
+    bool kept = out.bit_depth == in.bit_depth;
+    out.maxval = kept ? in.maxval : (dtype == GPK_U16 ? 65535 : 255);
+    out.pixels = std::move(samples);
+    for (size_t i = 0; kept && out.maxval < (1u << out.bit_depth) - 1 && i < out.sample_count(); ++i)
+        if (out.sample(i) > out.maxval) out.set_sample(i, out.maxval);
+    return out;
+}
+
+} // namespace
+
+int run_convolve(const Args &args) {
+    ParsedArgs p = parse_args(args, kConvolveOptions);
+    if (p.has("help")) {
+        std::printf("%s%s", kConvolveHelp, options_help(kConvolveOptions).c_str());
+        return kExitOk;
+    }
+    ConvolveSetup s = convolve_setup(p);
+    Filter filter = make_filter(p.text("filter", ""));
+    s.params.filter = filter.get();
+    Image in = read_image(s.in_path);
+    gpk_dtype out_dtype = output_dtype(s, in);
+    bool float_out = out_dtype == GPK_F32 || out_dtype == GPK_F64;
+    size_t dot = s.out_path.find_last_of('.');
+    bool raw_out = dot != std::string::npos && s.out_path.substr(dot) == ".raw";
+    if (float_out != raw_out)
+        throw UsageError(float_out ? "f32 and f64 output go to a .raw file"
+                                   : "a .raw OUT needs --out-type f32 or f64");
+    ImageFormat format = raw_out ? ImageFormat::Png : format_for_path(s.out_path, s.ascii);
+    if (!raw_out && format != ImageFormat::Png && in.channels != 1)
+        throw Failure(s.out_path + ": PGM holds one gray channel and " + s.in_path + " has " +
+                      std::to_string(in.channels) + "; write a .png instead");
+
+    gpk_image in_desc, out_desc;
+    gpk_image_init(&in_desc, in.bit_depth == 16 ? GPK_U16 : GPK_U8, in.width, in.height, in.channels);
+    gpk_image_init(&out_desc, out_dtype, in.width, in.height, in.channels);
+    std::vector<uint8_t> out(in.sample_count() * gpk_dtype_size(out_dtype));
+    Context ctx = open_context(s.backend);
+    check_status(gpk_convolve(ctx.get(), &s.params, &in_desc, in.pixels.data(), &out_desc, out.data()),
+                 ctx.get(), "convolve");
+    if (raw_out)
+        write_file_atomically(s.out_path, out);
+    else
+        write_image(s.out_path, output_image(in, out_dtype, std::move(out)), format);
+    return kExitOk;
+}
+
+} // namespace gpkcli
