@@ -202,11 +202,16 @@ void write_plot(const std::string &plot_path, const std::string &path, const Sam
     std::vector<PlotSeries> series;
     for (unsigned ch = 0; ch < s.channels; ++ch) series.push_back({c.names[ch], &c.hist[ch * c.params.bins]});
     size_t slash = path.find_last_of('/');
-    std::string title = "Histogram of " + (slash == std::string::npos ? path : path.substr(slash + 1)) +
-                        " (" + std::to_string(s.width) + "x" + std::to_string(s.height) + ", " +
-                        gpk_dtype_name(s.dtype) + ")";
+    std::string title = "Histogram of " + (slash == std::string::npos ? path : path.substr(slash + 1));
+    char range[128];
+    std::snprintf(range, sizeof range, "%zu bins over [%g, %g)", c.params.bins, c.params.lower,
+                  c.params.upper);
+    std::string subtitle =
+        std::to_string(s.width) + " x " + std::to_string(s.height) + ", " + gpk_dtype_name(s.dtype) + ", " +
+        std::to_string(s.channels) + " channel" + (s.channels > 1 ? "s" : "") + "; " + range +
+        (c.params.saturate ? "; counts saturate at " + std::to_string(c.params.saturate) : "");
     write_file_atomically(plot_path, draw_histogram(series, c.params.bins, c.params.lower, c.params.upper,
-                                                    title, "sample value"));
+                                                    title, subtitle, "sample value"));
 #else
     (void)path, (void)s, (void)c;
     require_plots("--plot " + plot_path);

@@ -265,6 +265,9 @@ void draw_axes(cairo_t *cr, const Box &plot, double lower, double upper, double 
 }
 
 void draw_legend(cairo_t *cr, const Box &plot, const std::vector<PlotSeries> &series) {
+    cairo_set_source_rgba(cr, 1, 1, 1, 0.85); // keeps the names readable over tall bars
+    cairo_rectangle(cr, plot.x + plot.w - 100, plot.y, 96, 8 + 18.0 * double(series.size()));
+    cairo_fill(cr);
     double y = plot.y + 12;
     for (const auto &s : series) {
         Rgb c = channel_colour(s.name);
@@ -280,9 +283,10 @@ void draw_legend(cairo_t *cr, const Box &plot, const std::vector<PlotSeries> &se
 } // namespace
 
 std::vector<uint8_t> draw_histogram(const std::vector<PlotSeries> &series, size_t bins, double lower,
-                                    double upper, const std::string &title, const std::string &x_label) {
+                                    double upper, const std::string &title, const std::string &subtitle,
+                                    const std::string &x_label) {
     const int width = 960, height = 540;
-    Box plot{90, 56, width - 90 - 30.0, height - 56 - 70.0};
+    Box plot{90, 70, width - 90 - 30.0, height - 70 - 64.0};
     uint64_t largest = 1;
     for (const auto &s : series) largest = std::max(largest, *std::max_element(s.counts, s.counts + bins));
     double y_top = double(largest) * 1.05;
@@ -294,8 +298,11 @@ std::vector<uint8_t> draw_histogram(const std::vector<PlotSeries> &series, size_
     double alpha = series.size() > 1 ? 0.4 : 0.75;
     for (const auto &s : series) draw_series(cr.get(), plot, s, bins, y_top, alpha);
     cairo_set_source_rgb(cr.get(), 0.1, 0.1, 0.1);
-    draw_text(cr.get(), title, width / 2.0, 26, 16, 0.5, true);
-    draw_text(cr.get(), x_label, plot.x + plot.w / 2, height - 22, 13, 0.5);
+    draw_text(cr.get(), title, width / 2.0, 24, 16, 0.5, true);
+    cairo_set_source_rgb(cr.get(), 0.35, 0.35, 0.35);
+    draw_text(cr.get(), subtitle, width / 2.0, 46, 12, 0.5);
+    cairo_set_source_rgb(cr.get(), 0.1, 0.1, 0.1);
+    draw_text(cr.get(), x_label, plot.x + plot.w / 2, height - 20, 13, 0.5);
     draw_vertical_text(cr.get(), "count", 24, plot.y + plot.h / 2, 13);
     if (series.size() > 1) draw_legend(cr.get(), plot, series);
     return png_of(surface.get());

@@ -19,8 +19,10 @@ struct PlotSeries {
     const uint64_t *counts;
 };
 
-// A bar chart of `bins` bins over [lower, upper), one colour per series, axes labelled.
+// A bar chart of `bins` bins over [lower, upper), one colour per series, axes labelled, with a title
+// and a smaller line under it.
 std::vector<uint8_t> draw_histogram(const std::vector<PlotSeries> &series, size_t bins, double lower,
-                                    double upper, const std::string &title, const std::string &x_label);
+                                    double upper, const std::string &title, const std::string &subtitle,
+                                    const std::string &x_label);
 
 } // namespace gpkcli
