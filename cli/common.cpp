@@ -54,7 +54,8 @@ std::string json_string(const std::string &text) {
 std::string json_number(double value) {
     if (!std::isfinite(value)) return "null";
     char text[40];
-    if (value == std::floor(value) && std::fabs(value) < 1e15) { // whole numbers as integers: "200", not "2e+02"
+    if (value == std::floor(value) &&
+        std::fabs(value) < 1e15) { // whole numbers as integers: "200", not "2e+02"
         std::snprintf(text, sizeof text, "%.0f", value);
         return text;
     }
