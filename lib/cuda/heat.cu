@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <memory>
 #include <string>
@@ -26,6 +27,8 @@ using heat::PassShape;
 
 constexpr int kPassThreads = 256;
 constexpr int kMaxLevels = 4; // iterations per pass: 4 fits 128 registers, two blocks per SM
+constexpr auto pass_kernel_ = heat::pass_kernel<kMaxLevels, kPassThreads>;
+constexpr size_t kPassShared = sizeof(heat::PassShared<kMaxLevels, kPassThreads>);
 constexpr int kFinishThreads = 256;
 constexpr int kStatsThreads = 256;
 constexpr int kStatsBlocks = 1024; // fixed: the sum's order depends on it
@@ -92,6 +95,7 @@ private:
     void enqueue_stats(bool periodic);
     void read_state();
     size_t batch_end(size_t done, size_t batch) const;
+    const char *deliver_callbacks(size_t done, size_t last, bool converged);
     gpk_heat_report report(size_t niter, double maxdiff, double seconds) const;
     double seconds() const;
 
@@ -205,8 +209,9 @@ void HeatRun::check_device_inputs() {
     }
 }
 
-// Pass geometry: strips of W columns and H rows per block, H chosen so that the grid fills the device a
-// few times over without making the T-row overlap between blocks costly.
+// Pass geometry: strips of W columns; H rows per block chosen to minimise the modelled time, (waves of
+// resident blocks) x (steps of one block: H plus the T-row overlaps and the pipeline's fill), so that
+// neither a partly filled last wave nor the overlaps cost much.
 void HeatRun::plan_passes() {
     if (const char *knob = std::getenv("GPK_TEST_HEAT_PASS_LEVELS")) {
         int v = std::atoi(knob);
@@ -215,15 +220,24 @@ void HeatRun::plan_passes() {
     const size_t N = job_.rows, M = job_.cols;
     shape_.strip = kPassThreads - 2 * kMaxLevels;
     const size_t nx = (M + shape_.strip - 1) / shape_.strip;
-    int device = 0, sms = 1;
+    int device = 0, sms = 1, per_sm = 1;
     check(cudaGetDevice(&device), "cudaGetDevice");
     check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "cudaDeviceGetAttribute");
-    const size_t wanted = (size_t)sms * 8;
-    const size_t ny_wanted = std::max<size_t>(1, (wanted + nx - 1) / nx);
-    size_t h = std::max<size_t>((N + ny_wanted - 1) / ny_wanted, 8 * (size_t)kMaxLevels);
-    h = std::max<size_t>(std::min(h, N), (N + 65534) / 65535);
-    shape_.rows_per_block = (int)h;
-    pass_grid_ = dim3((unsigned)nx, (unsigned)((N + h - 1) / h));
+    check(cudaFuncSetAttribute(pass_kernel_, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)kPassShared),
+          "cudaFuncSetAttribute (heat pass_kernel)");
+    check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, pass_kernel_, kPassThreads, kPassShared),
+          "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
+    const size_t slots = (size_t)sms * (size_t)std::max(per_sm, 1);
+    const size_t h_min = std::max<size_t>(2 * kMaxLevels, (N + 65534) / 65535);
+    size_t best = N;
+    double best_cost = INFINITY;
+    for (size_t h = h_min; h <= std::min(N, std::max<size_t>(h_min, 4096)); ++h) {
+        size_t blocks = nx * ((N + h - 1) / h);
+        double cost = (double)((blocks + slots - 1) / slots) * ((double)h + 2.5 * kMaxLevels);
+        if (cost < best_cost) best_cost = cost, best = h;
+    }
+    shape_.rows_per_block = (int)best;
+    pass_grid_ = dim3((unsigned)nx, (unsigned)((N + best - 1) / best));
 }
 
 // A pass of `levels` iterations, the bookkeeping of its maxdiffs, and the recomputation that runs only
@@ -231,7 +245,7 @@ void HeatRun::plan_passes() {
 void HeatRun::enqueue_pass(int levels) {
     const int nparts = (int)(pass_grid_.x * pass_grid_.y);
     auto launch = [&](bool recompute) {
-        heat::pass_kernel<kMaxLevels, kPassThreads><<<pass_grid_, kPassThreads, 0, stream_>>>(
+        pass_kernel_<<<pass_grid_, kPassThreads, kPassShared, stream_>>>(
             grids_, cond_, state_.get(), shape_, levels, recompute, step_partials_.get());
         check_launch("heat pass_kernel");
     };
@@ -294,6 +308,27 @@ double HeatRun::seconds() const {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
 }
 
+// The callbacks due in iterations done+1..last of a batch (batches end where one is due), in the CPU
+// backend's order (periodic report, then progress). Returns the callback that asked to stop, or null. A stop
+// asked on the iteration that ends the run anyway (convergence, maxiter) is no cancellation.
+const char *HeatRun::deliver_callbacks(size_t done, size_t last, bool converged) {
+    const char *stopped_by = nullptr;
+    for (size_t it = done + 1; it <= last; ++it) {
+        const double maxdiff = host_log_[(it - 1) % kLogCapacity];
+        const bool converged_here = converged && it == last;
+        if (!converged_here && job_.on_report && job_.period && it % job_.period == 0) {
+            gpk_heat_report r = report(it, maxdiff, seconds()); // stats of the batch's last grid
+            if (job_.on_report(&r, 0, job_.user_data) && !stopped_by) stopped_by = "report";
+        }
+        if (job_.on_progress && job_.progress_interval && it % job_.progress_interval == 0 &&
+            job_.on_progress(it, maxdiff, seconds(), job_.user_data) && !stopped_by)
+            stopped_by = "progress";
+        if (stopped_by && (converged_here || it == job_.maxiter)) stopped_by = nullptr;
+        if (stopped_by) return stopped_by;
+    }
+    return nullptr;
+}
+
 void HeatRun::run() {
     const bool host_inputs = !on_device(job_.tinit) && !on_device(job_.conductivity);
     if (host_inputs) check_heat_inputs(job_.tinit, job_.conductivity, job_.rows, job_.cols);
@@ -302,25 +337,17 @@ void HeatRun::run() {
     if (!host_inputs) check_device_inputs();
     start_ = std::chrono::steady_clock::now();
     size_t done = 0, batch = 8;
-    bool cancelled = false;
+    const char *stopped_by = nullptr;
     for (;;) {
         const size_t end = batch_end(done, batch);
         enqueue_iterations(end - done);
-        const bool report_due = job_.on_report && job_.period && end % job_.period == 0;
-        if (report_due) enqueue_stats(true);
+        if (job_.on_report && job_.period && end % job_.period == 0) enqueue_stats(true);
         read_state();
         const DeviceState &st = *host_state_.get();
         const size_t last = st.converged ? (size_t)st.niter : end;
-        for (size_t it = done + 1; it <= last; ++it)
-            if (job_.on_progress && job_.progress_interval && it % job_.progress_interval == 0)
-                cancelled |=
-                    job_.on_progress(it, host_log_[(it - 1) % kLogCapacity], seconds(), job_.user_data) != 0;
-        if (report_due && !st.converged) {
-            gpk_heat_report r = report(end, host_log_[(end - 1) % kLogCapacity], seconds());
-            cancelled |= job_.on_report(&r, 0, job_.user_data) != 0;
-        }
+        stopped_by = deliver_callbacks(done, last, st.converged != 0);
         done = last;
-        if (st.converged || cancelled || done == job_.maxiter) break;
+        if (st.converged || stopped_by || done == job_.maxiter) break;
         batch = std::min(batch * 2, kMaxBatch);
     }
     enqueue_stats(false);
@@ -334,8 +361,9 @@ void HeatRun::run() {
     gpk_heat_report r = report(done, host_log_[(done - 1) % kLogCapacity], seconds());
     if (job_.final) *job_.final = r;
     if (job_.on_report) job_.on_report(&r, 1, job_.user_data);
-    if (cancelled)
-        fail(GPK_ERR_CANCELLED, "heat: cancelled by a callback after iteration " + std::to_string(done));
+    if (stopped_by)
+        fail(GPK_ERR_CANCELLED, std::string("heat: cancelled by the ") + stopped_by +
+                                    " callback at iteration " + std::to_string(done));
 }
 
 } // namespace

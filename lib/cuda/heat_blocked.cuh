@@ -4,13 +4,19 @@
 // A block owns a strip of W = Threads - 2T columns and H rows. Its threads hold one column each of the
 // strip widened by T columns per side (wrapping around the cylinder) and walk down the rows from T rows
 // above the owned ones. Level 0 is the source grid; level k+1 of row i needs level k of rows i-1..i+1, so
-// at step s level k+1 computes row L0 + s - 2k - 2 from a three-row window of level k kept in registers.
-// The west + east sums need the neighbours' values: each level's newest value goes through shared memory,
-// double-buffered by step parity, so one barrier per step suffices. Values near the strip's edges go wrong
-// by one column per level; the W owned columns stay exact.
+// at step s level k+1 computes row L0 + s - 2k - 2 from a three-row window of level k kept in registers
+// (rotated by renaming: the step loop is unrolled by three). The west + east sums need the neighbours'
+// values: each level's newest value goes through shared memory, double-buffered by step parity, so one
+// barrier per step suffices. Values near the strip's edges go wrong by one column per level; the W owned
+// columns stay exact. Source rows and conductivities arrive through shared-memory rings filled by
+// asynchronous copies kAhead rows ahead of their use; the conductivity ring is long enough to serve every
+// level from it.
 #pragma once
 
 #include "cuda/heat_kernels.cuh"
+
+#include <cuda_pipeline.h>
+#include <type_traits>
 
 namespace gpk::cuda::heat {
 
@@ -19,22 +25,64 @@ struct PassShape {
     int rows_per_block; // H
 };
 
-template <int T, int Threads> struct PassRegisters {
-    double v[T][3];      // level k's values of its three newest complete rows (oldest first)
-    double h[T][3];      // west + east of those rows
-    double newest[T];    // level k's value computed in the current step (row not complete yet)
-    double w[2 * T + 1]; // conductivity of rows L0 + s - j
-    double md[T];        // max |level k+1 - level k| over owned cells
+template <int T, int Threads> struct PassShared {
+    static constexpr int kRingX = 8, kRingW = 16, kAhead = 7;
+    static_assert(kAhead < kRingX && kAhead < kRingW - 2 * T, "a ring slot is refilled only once unused");
+    double exchange[2][T][Threads];
+    double ring_x[kRingX][Threads];
+    double ring_w[kRingW][Threads];
+    double scratch[T][Threads / 32];
 };
+
+// The block's rows, numbered from L0 (the first row it loads): loaded rows [0, loaded), interior rows
+// (1..N of the grid) [interior_lo, interior_lo + interior_span], owned rows [own_lo, own_lo + own_rows).
+struct BlockRows {
+    long long L0;
+    int loaded, interior_lo, interior_span, own_lo, own_rows;
+};
+
+__device__ __forceinline__ bool in_range(int t, int lo, int count) {
+    return (unsigned)(t - lo) < (unsigned)count;
+}
+
+// Per-level block maxima to partials[level * blocks + block]; max is exact, so the order is immaterial.
+template <int T, int Threads>
+__device__ __forceinline__ void store_level_maxima(const double (&md)[T], double (&scratch)[T][Threads / 32],
+                                                   double *partials) {
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+#pragma unroll
+    for (int k = 0; k < T; ++k) {
+        double m = md[k];
+        for (int o = 16; o > 0; o /= 2) m = fmax(m, __shfl_xor_sync(0xffffffffu, m, o));
+        if (lane == 0) scratch[k][warp] = m;
+    }
+    __syncthreads();
+    if (threadIdx.x < T) {
+        double m = 0.0;
+        for (int q = 0; q < Threads / 32; ++q) m = fmax(m, scratch[threadIdx.x][q]);
+        partials[(size_t)threadIdx.x * gridDim.x * gridDim.y + blockIdx.y * gridDim.x + blockIdx.x] = m;
+    }
+}
+
+__device__ __forceinline__ BlockRows block_rows(const Grids &g, PassShape shape, int T) {
+    const long long N = (long long)g.rows;
+    const long long R0 = 1 + (long long)blockIdx.y * shape.rows_per_block;
+    const long long R1 = R0 + shape.rows_per_block < N + 1 ? R0 + shape.rows_per_block : N + 1;
+    const long long L0 = R0 - T > 0 ? R0 - T : 0;
+    const long long L1 = R1 - 1 + T < N + 1 ? R1 - 1 + T : N + 1;
+    return BlockRows{L0, (int)(L1 - L0 + 1), (int)(1 - L0), (int)(N - 1), (int)(R0 - L0), (int)(R1 - R0)};
+}
 
 // A pass over one block's strip. `levels` (<= T) iterations; in recompute mode the pass instead runs only
 // when the run converged inside the pass that the finish kernel named, from that pass's source grid.
+// Dynamic shared memory: sizeof(PassShared<T, Threads>).
 template <int T, int Threads>
 __global__ void __launch_bounds__(Threads)
     pass_kernel(Grids g, const double *__restrict__ cond, const DeviceState *state, PassShape shape,
                 int levels, bool recompute, double *partials) {
-    __shared__ double exchange[2][T][Threads];
-    __shared__ double scratch[T][Threads / 32];
+    using Shared = PassShared<T, Threads>;
+    extern __shared__ __align__(16) unsigned char shared_raw[];
+    Shared &sm = *reinterpret_cast<Shared *>(shared_raw);
     int source;
     if (recompute) {
         if (state->passes != state->redo_pass || state->redo_levels == 0) return;
@@ -46,93 +94,73 @@ __global__ void __launch_bounds__(Threads)
     }
     const double *__restrict__ src = g.cells[source];
     double *__restrict__ dst = g.cells[source ^ 1];
-    const long long N = (long long)g.rows, M = (long long)g.cols, P = (long long)g.pitch;
+    const long long M = (long long)g.cols, P = (long long)g.pitch;
     const int p = threadIdx.x;
     const long long c0 = (long long)blockIdx.x * shape.strip;
     const long long col = ((c0 - T + p) % M + M) % M;
     const bool owned = p >= T && p < T + shape.strip && c0 + p - T < M;
-    const long long R0 = 1 + (long long)blockIdx.y * shape.rows_per_block;
-    const long long R1 = R0 + shape.rows_per_block < N + 1 ? R0 + shape.rows_per_block : N + 1;
-    const long long L0 = R0 - T > 0 ? R0 - T : 0;
-    const long long L1 = R1 - 1 + T < N + 1 ? R1 - 1 + T : N + 1;
+    const BlockRows rows = block_rows(g, shape, T);
     const int left = p > 0 ? p - 1 : p, right = p + 1 < Threads ? p + 1 : p;
 
-    PassRegisters<T, Threads> r;
-#pragma unroll
-    for (int k = 0; k < T; ++k) {
-        r.md[k] = 0.0;
-        r.newest[k] = 0.0;
-#pragma unroll
-        for (int j = 0; j < 3; ++j) r.v[k][j] = r.h[k][j] = 0.0;
-    }
-#pragma unroll
-    for (int j = 0; j <= 2 * T; ++j) r.w[j] = 0.0;
-
-    auto load = [&](long long row, double &x, double &w) {
-        x = 0.0;
-        w = 0.0;
-        if (row <= L1) x = src[row * P + col];
-        if (row >= 1 && row <= N && row <= L1) w = cond[(row - 1) * M + col];
+    // Block row t into the rings; every call commits one group, empty past the last row.
+    auto fetch = [&](int t) {
+        const long long row = rows.L0 + t;
+        if (t < rows.loaded)
+            __pipeline_memcpy_async(&sm.ring_x[t % Shared::kRingX][p], &src[row * P + col], 8);
+        if (t < rows.loaded && in_range(t, rows.interior_lo, rows.interior_span + 1))
+            __pipeline_memcpy_async(&sm.ring_w[t % Shared::kRingW][p], &cond[(row - 1) * M + col], 8);
+        else
+            sm.ring_w[t % Shared::kRingW][p] = 0.0;
+        __pipeline_commit();
     };
-    double x_next, w_next;
-    load(L0, x_next, w_next);
-    const long long steps = R1 - L0 + 2 * T;
-    for (long long s = 0; s < steps; ++s) {
-        const int prev = (s + 1) & 1, cur = s & 1;
+
+    double v[T][3] = {}, h[T][3] = {}, md[T] = {};
+    auto step = [&](auto phase, int s) {
+        constexpr int S0 = decltype(phase)::value, S1 = (S0 + 1) % 3, S2 = (S0 + 2) % 3;
         if (s > 0) {
 #pragma unroll
-            for (int k = 0; k < T; ++k) {
-                r.v[k][0] = r.v[k][1];
-                r.v[k][1] = r.v[k][2];
-                r.v[k][2] = r.newest[k];
-                r.h[k][0] = r.h[k][1];
-                r.h[k][1] = r.h[k][2];
-                r.h[k][2] = __dadd_rn(exchange[prev][k][left], exchange[prev][k][right]);
-            }
+            for (int k = 0; k < T; ++k)
+                h[k][S2] = __dadd_rn(sm.exchange[(s + 1) & 1][k][left], sm.exchange[(s + 1) & 1][k][right]);
         }
-#pragma unroll
-        for (int j = 2 * T; j > 0; --j) r.w[j] = r.w[j - 1];
-        r.newest[0] = x_next;
-        r.w[0] = w_next;
-        load(L0 + s + 1, x_next, w_next);
-        double out = 0.0;
+        __pipeline_wait_prior(Shared::kAhead - 1); // block row s has landed
+        const double x = sm.ring_x[s % Shared::kRingX][p];
+        fetch(s + Shared::kAhead);
+        double out[T];
 #pragma unroll
         for (int k = 0; k < T; ++k) {
-            const long long i = L0 + s - 2 * k - 2; // row of level k+1 computed now
-            const double c = r.v[k][1];
-            double v = c;
-            if (k < levels && i >= 1 && i <= N) {
-                double wk = r.w[2 * k + 2], rc, rd;
-                cell_weights(wk, rc, rd);
-                v = cell_update(wk, rc, rd, c, __dadd_rn(r.v[k][0], r.v[k][2]), r.h[k][1], r.h[k][0],
-                                r.h[k][2]);
-                if (owned && i >= R0 && i < R1) r.md[k] = fmax(r.md[k], fabs(__dsub_rn(v, c)));
+            const int t = s - 2 * k - 2; // block row of level k+1 computed now
+            const double c = v[k][S1];
+            out[k] = c;
+            if (k < levels && in_range(t, rows.interior_lo, rows.interior_span + 1)) {
+                double w = sm.ring_w[t & (Shared::kRingW - 1)][p], rc, rd;
+                cell_weights(w, rc, rd);
+                out[k] =
+                    cell_update(w, rc, rd, c, __dadd_rn(v[k][S0], v[k][S2]), h[k][S1], h[k][S0], h[k][S2]);
+                if (owned && in_range(t, rows.own_lo, rows.own_rows))
+                    md[k] = fmax(md[k], fabs(__dsub_rn(out[k], c)));
             }
-            if (k + 1 < T)
-                r.newest[k + 1] = v;
-            else
-                out = v;
         }
-        const long long out_row = L0 + s - 2 * T;
-        if (owned && out_row >= R0 && out_row < R1) dst[out_row * P + col] = out;
+        v[0][S0] = x;
 #pragma unroll
-        for (int k = 0; k < T; ++k) exchange[cur][k][p] = r.newest[k];
+        for (int k = 1; k < T; ++k) v[k][S0] = out[k - 1];
+        const int t_out = s - 2 * T;
+        if (owned && in_range(t_out, rows.own_lo, rows.own_rows))
+            dst[(rows.L0 + t_out) * P + col] = out[T - 1];
+#pragma unroll
+        for (int k = 0; k < T; ++k) sm.exchange[s & 1][k][p] = v[k][S0];
         __syncthreads();
-    }
-    // Per-level block maxima, in a fixed order (max is exact, so any order gives the same bits).
-    const int warp = p / 32, lane = p % 32;
+    };
+
 #pragma unroll
-    for (int k = 0; k < T; ++k) {
-        double m = r.md[k];
-        for (int o = 16; o > 0; o /= 2) m = fmax(m, __shfl_xor_sync(0xffffffffu, m, o));
-        if (lane == 0) scratch[k][warp] = m;
+    for (int a = 0; a < Shared::kAhead; ++a) fetch(a);
+    const int steps = rows.own_lo + rows.own_rows + 2 * T;
+    for (int s = 0; s < steps; s += 3) {
+        step(std::integral_constant<int, 0>(), s);
+        if (s + 1 < steps) step(std::integral_constant<int, 1>(), s + 1);
+        if (s + 2 < steps) step(std::integral_constant<int, 2>(), s + 2);
     }
-    __syncthreads();
-    if (p < T) {
-        double m = 0.0;
-        for (int q = 0; q < Threads / 32; ++q) m = fmax(m, scratch[p][q]);
-        partials[(size_t)p * gridDim.x * gridDim.y + blockIdx.y * gridDim.x + blockIdx.x] = m;
-    }
+    __pipeline_wait_prior(0);
+    store_level_maxima<T, Threads>(md, sm.scratch, partials);
 }
 
 } // namespace gpk::cuda::heat

@@ -1,0 +1,269 @@
+// gpk_heat_run on device data against the naive peer of PERF.md: one stencil kernel per iteration with the
+// halo columns wrapped first, a maxdiff reduction, and the host reading maxdiff back every iteration.
+// Prints the median per-iteration time, GCells/s, the effective bandwidth of one pass per iteration (24
+// bytes per cell) as a fraction of the device-to-device ceiling, and the ratio; checks gpk's grid against
+// the peer's after the same iterations.
+#include "gpk.h"
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+namespace {
+
+constexpr double kCopyCeilingGBs = 3025.0; // PERF.md: device-to-device copy on the H100
+constexpr int kBlockX = 32, kBlockY = 8;
+
+#define BENCH_CHECK(call)                                                                                    \
+    do {                                                                                                     \
+        cudaError_t e_ = (call);                                                                             \
+        if (e_ != cudaSuccess) {                                                                             \
+            std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_));      \
+            std::exit(1);                                                                                    \
+        }                                                                                                    \
+    } while (0)
+
+// Random-looking but reproducible inputs, made on the device: temperatures in [-100, 100), conductivities
+// in [0, 1).
+__global__ void fill_inputs(double *t, double *c, size_t n) {
+    for (size_t k = blockIdx.x * (size_t)blockDim.x + threadIdx.x; k < n;
+         k += (size_t)gridDim.x * blockDim.x) {
+        unsigned long long h = (k + 1) * 0x9E3779B97F4A7C15ull;
+        h ^= h >> 31;
+        h *= 0xBF58476D1CE4E5B9ull;
+        h ^= h >> 29;
+        t[k] = -100.0 + 200.0 * (double)(h >> 11) * 0x1.0p-53;
+        c[k] = (double)((h * 0x94D049BB133111EBull) >> 11) * 0x1.0p-53;
+    }
+}
+
+// ---- the naive peer: grids of (N+2) x (M+2) with halo columns, as SPEC §1 describes them ----
+
+__global__ void peer_load(const double *t, double *g, int n, int m) {
+    int j = blockIdx.x * blockDim.x + threadIdx.x, i = blockIdx.y * blockDim.y + threadIdx.y;
+    if (i < n && j < m) g[(size_t)(i + 1) * (m + 2) + j + 1] = t[(size_t)i * m + j];
+}
+
+__global__ void peer_halo_rows(double *g, int n, int m) {
+    int j = blockIdx.x * blockDim.x + threadIdx.x + 1;
+    if (j <= m) {
+        g[j] = g[(size_t)(m + 2) + j];
+        g[(size_t)(n + 1) * (m + 2) + j] = g[(size_t)n * (m + 2) + j];
+    }
+}
+
+__global__ void peer_wrap(double *g, int n, int m) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i <= n + 1) {
+        g[(size_t)i * (m + 2) + m + 1] = g[(size_t)i * (m + 2) + 1];
+        g[(size_t)i * (m + 2)] = g[(size_t)i * (m + 2) + m];
+    }
+}
+
+__global__ void peer_step(const double *src, double *dst, const double *cond, int n, int m, double cdir,
+                          double cdiag, double *partials) {
+    __shared__ double block_max[kBlockX * kBlockY];
+    int j = blockIdx.x * blockDim.x + threadIdx.x + 1, i = blockIdx.y * blockDim.y + threadIdx.y + 1;
+    int tid = threadIdx.y * blockDim.x + threadIdx.x;
+    double d = 0;
+    if (i <= n && j <= m) {
+        size_t w = m + 2;
+        auto s = [&](int a, int b) { return src[(size_t)a * w + b]; };
+        double c = cond[(size_t)(i - 1) * m + j - 1], r = 1 - c;
+        double v = c * s(i, j) + (s(i + 1, j) + s(i - 1, j) + s(i, j + 1) + s(i, j - 1)) * (r * cdir) +
+                   (s(i - 1, j - 1) + s(i - 1, j + 1) + s(i + 1, j - 1) + s(i + 1, j + 1)) * (r * cdiag);
+        dst[(size_t)i * w + j] = v;
+        d = fabs(v - s(i, j));
+    }
+    block_max[tid] = d;
+    __syncthreads();
+    for (int half = kBlockX * kBlockY / 2; half > 0; half /= 2) {
+        if (tid < half) block_max[tid] = fmax(block_max[tid], block_max[tid + half]);
+        __syncthreads();
+    }
+    if (tid == 0) partials[blockIdx.y * gridDim.x + blockIdx.x] = block_max[0];
+}
+
+__global__ void peer_reduce(const double *partials, int count, double *out) {
+    __shared__ double m[1024];
+    double v = 0;
+    for (int k = threadIdx.x; k < count; k += blockDim.x) v = fmax(v, partials[k]);
+    m[threadIdx.x] = v;
+    __syncthreads();
+    for (int half = blockDim.x / 2; half > 0; half /= 2) {
+        if ((int)threadIdx.x < half) m[threadIdx.x] = fmax(m[threadIdx.x], m[threadIdx.x + half]);
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) *out = m[0];
+}
+
+struct Peer {
+    int n, m;
+    double *grid[2], *partials, *maxdiff;
+    dim3 block{kBlockX, kBlockY}, cells;
+
+    Peer(const double *t, int n_, int m_) : n(n_), m(m_) {
+        size_t bytes = (size_t)(n + 2) * (m + 2) * sizeof(double);
+        cells = dim3((m + kBlockX - 1) / kBlockX, (n + kBlockY - 1) / kBlockY);
+        for (double *&g : grid) {
+            BENCH_CHECK(cudaMalloc(&g, bytes));
+            peer_load<<<cells, block>>>(t, g, n, m);
+            peer_halo_rows<<<(m + 255) / 256, 256>>>(g, n, m);
+        }
+        BENCH_CHECK(cudaMalloc(&partials, (size_t)cells.x * cells.y * sizeof(double)));
+        BENCH_CHECK(cudaMalloc(&maxdiff, sizeof(double)));
+        BENCH_CHECK(cudaDeviceSynchronize());
+    }
+    ~Peer() {
+        cudaFree(grid[0]);
+        cudaFree(grid[1]);
+        cudaFree(partials);
+        cudaFree(maxdiff);
+    }
+    // One iteration, SPEC §1's loop: the host reads maxdiff before deciding to go on.
+    double iterate(const double *cond) {
+        std::swap(grid[0], grid[1]);
+        peer_wrap<<<(n + 2 + 255) / 256, 256>>>(grid[0], n, m);
+        const double cdir = 0.25 * std::sqrt(2.0) / (std::sqrt(2.0) + 1.0),
+                     cdiag = 0.25 / (std::sqrt(2.0) + 1.0);
+        peer_step<<<cells, block>>>(grid[0], grid[1], cond, n, m, cdir, cdiag, partials);
+        peer_reduce<<<1, 1024>>>(partials, (int)(cells.x * cells.y), maxdiff);
+        double host = 0;
+        BENCH_CHECK(cudaMemcpy(&host, maxdiff, sizeof host, cudaMemcpyDeviceToHost));
+        return host;
+    }
+};
+
+double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+}
+
+// Median time of one peer iteration (CUDA events around each, readback included), over `iters`.
+double time_peer(Peer &peer, const double *cond, int iters) {
+    cudaEvent_t a, b;
+    BENCH_CHECK(cudaEventCreate(&a));
+    BENCH_CHECK(cudaEventCreate(&b));
+    std::vector<double> ms;
+    for (int k = 0; k < iters; ++k) {
+        BENCH_CHECK(cudaEventRecord(a));
+        peer.iterate(cond);
+        BENCH_CHECK(cudaEventRecord(b));
+        BENCH_CHECK(cudaEventSynchronize(b));
+        float t = 0;
+        BENCH_CHECK(cudaEventElapsedTime(&t, a, b));
+        ms.push_back(t);
+    }
+    cudaEventDestroy(a);
+    cudaEventDestroy(b);
+    return median(ms);
+}
+
+double run_gpk(gpk_context *ctx, int n, int m, size_t iters, const double *t, const double *c, double *out) {
+    gpk_heat_params p;
+    gpk_heat_params_init(&p);
+    p.rows = n;
+    p.cols = m;
+    p.maxiter = iters;
+    auto start = std::chrono::steady_clock::now();
+    gpk_status s = gpk_heat_run(ctx, &p, t, c, out, nullptr);
+    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    if (s != GPK_OK) {
+        std::fprintf(stderr, "gpk_heat_run: %s: %s\n", gpk_status_string(s), gpk_context_last_error(ctx));
+        std::exit(1);
+    }
+    return ms;
+}
+
+// gpk's marginal cost of an iteration: whole calls of `base` and `base + extra` iterations (each call
+// synchronous), the median difference over `reps` pairs divided by `extra`. Setup and the final copy cancel.
+double time_gpk(gpk_context *ctx, int n, const double *t, const double *c, double *out, size_t base,
+                size_t extra, int reps) {
+    run_gpk(ctx, n, n, base + extra, t, c, out); // warm-up
+    std::vector<double> per_iter;
+    for (int r = 0; r < reps; ++r) {
+        double short_run = run_gpk(ctx, n, n, base, t, c, out);
+        double long_run = run_gpk(ctx, n, n, base + extra, t, c, out);
+        per_iter.push_back((long_run - short_run) / (double)extra);
+    }
+    return median(per_iter);
+}
+
+// gpk's grid after `iters` iterations against the peer's after as many (SPEC tolerance).
+size_t count_mismatches(gpk_context *ctx, Peer &peer, int n, const double *t, const double *c, double *out,
+                        size_t iters) {
+    run_gpk(ctx, n, n, iters, t, c, out);
+    std::vector<double> mine((size_t)n * n), theirs((size_t)(n + 2) * (n + 2));
+    BENCH_CHECK(cudaMemcpy(mine.data(), out, mine.size() * sizeof(double), cudaMemcpyDeviceToHost));
+    BENCH_CHECK(
+        cudaMemcpy(theirs.data(), peer.grid[1], theirs.size() * sizeof(double), cudaMemcpyDeviceToHost));
+    size_t bad = 0;
+    for (int i = 0; i < n; ++i)
+        for (int j = 0; j < n; ++j) {
+            double a = mine[(size_t)i * n + j], b = theirs[(size_t)(i + 1) * (n + 2) + j + 1];
+            bad += !(std::fabs(a - b) <= 1e-12 || std::fabs(a - b) <= 1e-9 * std::fabs(b));
+        }
+    return bad;
+}
+
+void bench_size(gpk_context *ctx, int n, size_t extra, int peer_iters) {
+    const size_t cells = (size_t)n * n;
+    double *t, *c, *out;
+    BENCH_CHECK(cudaMalloc(&t, cells * sizeof(double)));
+    BENCH_CHECK(cudaMalloc(&c, cells * sizeof(double)));
+    BENCH_CHECK(cudaMalloc(&out, cells * sizeof(double)));
+    fill_inputs<<<4096, 256>>>(t, c, cells);
+    BENCH_CHECK(cudaDeviceSynchronize());
+    double peer_ms, bad;
+    {
+        Peer peer(t, n, n);
+        const size_t check_iters = 11;
+        for (size_t k = 0; k < check_iters; ++k) peer.iterate(c);
+        bad = (double)count_mismatches(ctx, peer, n, t, c, out, check_iters);
+        peer_ms = time_peer(peer, c, peer_iters);
+    }
+    double gpk_ms = time_gpk(ctx, n, t, c, out, 8, extra, 7);
+    auto gcells = [&](double ms) { return (double)cells / (ms * 1e-3) / 1e9; };
+    auto fraction = [&](double ms) { return 24.0 * (double)cells / (ms * 1e-3) / 1e9 / kCopyCeilingGBs; };
+    std::printf(
+        "heat f64 %5dx%-5d  gpk %8.4f ms %7.1f GCells/s %5.2f of 1-pass ceiling | peer %8.4f ms %6.1f "
+        "GCells/s %5.2f | peer/gpk %5.2fx | check: %s\n",
+        n, n, gpk_ms, gcells(gpk_ms), fraction(gpk_ms), peer_ms, gcells(peer_ms), fraction(peer_ms),
+        peer_ms / gpk_ms, bad == 0 ? "ok" : "MISMATCH");
+    cudaFree(t);
+    cudaFree(c);
+    cudaFree(out);
+    if (bad != 0) std::exit(1);
+}
+
+} // namespace
+
+int main() {
+    int devices = 0;
+    if (gpk_device_count(&devices) != GPK_OK || devices == 0) {
+        std::printf("SKIP: no CUDA device\n");
+        return 77;
+    }
+    gpk_device_info info{};
+    info.struct_size = sizeof info;
+    gpk_device_get_info(&info, 0);
+    std::printf("device: %s; per-iteration medians; 1-pass ceiling = 24 B/cell at %.0f GB/s\n", info.name,
+                kCopyCeilingGBs);
+    gpk_context_options o;
+    gpk_context_options_init(&o);
+    o.backend = GPK_BACKEND_CUDA;
+    gpk_context *ctx = nullptr;
+    if (gpk_context_create(&ctx, &o) != GPK_OK) {
+        std::fprintf(stderr, "gpk_context_create: %s\n", gpk_context_last_error(nullptr));
+        return 1;
+    }
+    bench_size(ctx, 4096, 400, 100);
+    bench_size(ctx, 16384, 40, 20);
+    gpk_context_destroy(ctx);
+    return 0;
+}
