@@ -15,7 +15,7 @@ namespace {
 
 const std::vector<OptionSpec> kHistogramOptions = {
     {0, "bins", "N", "bins per channel (default 256)"},
-    {0, "range", "LO:HI", "count samples v with LO <= v < HI (default: see below)"},
+    {0, "range", "LO:HI", "count samples v with LO <= v < HI (default: see above)"},
     {0, "saturate", "N", "clamp every count at N after counting (255: 8-bit saturating counters)"},
     {0, "raw", "WxH", "read IMAGE as a raw array of W samples by H rows"},
     {0, "dtype", "TYPE", "raw sample type: u8, u16, u32, i32, f32 or f64 (default u8)"},
