@@ -5,6 +5,7 @@
 #include "common.hpp"
 #include "image_io.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -61,50 +62,64 @@ std::vector<double> parse_taps(const std::string &text, const std::string &where
     return taps;
 }
 
-// Reads a filter file: rows of taps, or "row:" and "col:" lines for a separable pair.
-Filter read_filter_file(const std::string &path) {
-    std::vector<uint8_t> bytes = read_file(path);
-    std::string text(bytes.begin(), bytes.end());
+// The taps of a filter file: rows of a 2D filter, or the two halves of a separable one.
+struct FilterText {
     std::vector<std::vector<double>> rows;
     std::vector<double> row_taps, col_taps;
     bool has_row = false, has_col = false;
+};
+
+// Adds one line (comment and leading blanks removed) to `ft`; `where` names it in errors.
+void add_filter_line(FilterText &ft, const std::string &line, const std::string &where) {
+    if (line.rfind("row:", 0) == 0 || line.rfind("col:", 0) == 0) {
+        bool is_row = line[0] == 'r';
+        if (is_row ? ft.has_row : ft.has_col)
+            throw Failure(where + ": a second '" + line.substr(0, 4) + "' line");
+        (is_row ? ft.row_taps : ft.col_taps) = parse_taps(line.substr(4), where);
+        (is_row ? ft.has_row : ft.has_col) = true;
+        return;
+    }
+    ft.rows.push_back(parse_taps(line, where));
+    if (ft.rows.back().size() != ft.rows.front().size())
+        throw Failure(where + ": " + std::to_string(ft.rows.back().size()) + " taps, but the first row has " +
+                      std::to_string(ft.rows.front().size()));
+}
+
+FilterText read_filter_text(const std::string &path) {
+    std::vector<uint8_t> bytes = read_file(path);
+    std::string text(bytes.begin(), bytes.end());
+    FilterText ft;
     size_t line_no = 0, start = 0;
     while (start < text.size()) {
-        size_t end = text.find('\n', start);
-        std::string line = text.substr(start, end == std::string::npos ? std::string::npos : end - start);
-        start = end == std::string::npos ? text.size() : end + 1;
-        std::string where = path + ":" + std::to_string(++line_no);
+        size_t end = std::min(text.find('\n', start), text.size());
+        std::string line = text.substr(start, end - start);
+        start = end + 1;
+        ++line_no;
         line = line.substr(0, line.find('#'));
         size_t first = line.find_first_not_of(" \t\r");
-        if (first == std::string::npos) continue;
-        line = line.substr(first);
-        if (line.rfind("row:", 0) == 0 || line.rfind("col:", 0) == 0) {
-            bool is_row = line[0] == 'r';
-            if (is_row ? has_row : has_col)
-                throw Failure(where + ": a second '" + line.substr(0, 4) + "' line");
-            (is_row ? row_taps : col_taps) = parse_taps(line.substr(4), where);
-            (is_row ? has_row : has_col) = true;
-            continue;
-        }
-        rows.push_back(parse_taps(line, where));
-        if (rows.back().size() != rows.front().size())
-            throw Failure(where + ": " + std::to_string(rows.back().size()) +
-                          " taps, but the first row has " + std::to_string(rows.front().size()));
+        if (first != std::string::npos)
+            add_filter_line(ft, line.substr(first), path + ":" + std::to_string(line_no));
     }
-    if ((has_row || has_col) && !rows.empty())
+    if ((ft.has_row || ft.has_col) && !ft.rows.empty())
         throw Failure(path + ": mixes rows of a 2D filter with 'row:'/'col:' lines");
-    if (has_row != has_col)
+    if (ft.has_row != ft.has_col)
         throw Failure(path + ": a separable filter needs both a 'row:' and a 'col:' line");
+    if (!ft.has_row && ft.rows.empty()) throw Failure(path + ": no taps in the filter file");
+    return ft;
+}
+
+// Reads a filter file: rows of taps, or "row:" and "col:" lines for a separable pair.
+Filter read_filter_file(const std::string &path) {
+    FilterText ft = read_filter_text(path);
     gpk_filter *f = nullptr;
     gpk_status status;
-    if (has_row) {
-        status = gpk_filter_create_separable(&f, row_taps.size(), row_taps.data(), col_taps.size(),
-                                             col_taps.data());
+    if (ft.has_row) {
+        status = gpk_filter_create_separable(&f, ft.row_taps.size(), ft.row_taps.data(), ft.col_taps.size(),
+                                             ft.col_taps.data());
     } else {
-        if (rows.empty()) throw Failure(path + ": no taps in the filter file");
         std::vector<double> taps;
-        for (const auto &r : rows) taps.insert(taps.end(), r.begin(), r.end());
-        status = gpk_filter_create_2d(&f, rows.size(), rows.front().size(), taps.data());
+        for (const auto &r : ft.rows) taps.insert(taps.end(), r.begin(), r.end());
+        status = gpk_filter_create_2d(&f, ft.rows.size(), ft.rows.front().size(), taps.data());
     }
     if (status != GPK_OK) throw Failure(path + ": " + gpk_context_last_error(nullptr));
     return Filter(f);

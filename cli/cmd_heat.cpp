@@ -249,6 +249,14 @@ void write_heat_map(const HeatSetup &s, const std::vector<double> &grid, const g
 #endif
 }
 
+// Iterations between progress calls (which also notice Ctrl-C): about 16M cell updates, and a multiple of
+// 16 iterations, because a backend that advances several iterations per pass (the CUDA one) ends its
+// passes where a callback is due.
+size_t progress_interval(size_t cells) {
+    size_t iterations = std::max<size_t>(16, (size_t(1) << 24) / cells);
+    return (iterations + 15) / 16 * 16;
+}
+
 gpk_heat_params heat_params(const HeatSetup &s, HeatRun *run) {
     gpk_heat_params params;
     gpk_heat_params_init(&params);
@@ -259,7 +267,7 @@ gpk_heat_params heat_params(const HeatSetup &s, HeatRun *run) {
     params.period = s.period;
     params.on_report = on_report;
     params.on_progress = on_progress;
-    params.progress_interval = std::max<size_t>(1, (size_t(1) << 20) / (s.rows * s.cols)); // ~1M cells a call
+    params.progress_interval = progress_interval(s.rows * s.cols);
     params.user_data = run;
     return params;
 }
