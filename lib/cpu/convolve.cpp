@@ -130,14 +130,14 @@ template <class A> void load_bordered_line(const Plan<A> &p, size_t sy, A *line)
 // values, then done(y, row) is called.
 template <class A, class Target, class Done>
 void filter_band(const Plan<A> &p, size_t y0, size_t y1, Target &&target, Done &&done) {
-    const size_t kh = size_t(p.kh);
-    auto ring = allocate<A>(kh * p.ring_row_length);
+    const size_t slots = size_t(p.kh) + conv::kMaxRowsPerPass - 1; // window positions kept in the ring
+    auto ring = allocate<A>(slots * p.ring_row_length);
     auto line = allocate<A>(p.separable ? p.line_length : 0);
-    std::vector<const A *> slot_row(kh), window(kh);
+    std::vector<const A *> slot_row(slots), window(slots);
 
     // Fills the ring slot of window position `pos` (an input row index, maybe outside the image).
     auto load = [&](long long pos) {
-        const size_t slot = size_t(positive_mod(pos, (long long)kh));
+        const size_t slot = size_t(positive_mod(pos, (long long)slots));
         const long long sy = border_index(pos, (long long)p.height, p.border);
         A *row = ring.get() + slot * p.ring_row_length;
         slot_row[slot] = sy < 0 ? nullptr : row;
@@ -148,18 +148,21 @@ void filter_band(const Plan<A> &p, size_t y0, size_t y1, Target &&target, Done &
         }
         load_bordered_line(p, size_t(sy), line.get());
         const A *src = line.get();
-        conv::correlate(&src, p.row_taps.data(), 1, p.kw, p.channels, row, p.n);
+        conv::correlate(&src, p.row_taps.data(), 1, p.kw, p.channels, &row, 1, p.n);
     };
 
-    for (long long pos = (long long)y0 - p.rh; pos < (long long)y0 + p.rh; ++pos) load(pos);
+    long long next = (long long)y0 - p.rh; // the next window position to load
     const int window_kw = p.separable ? 1 : p.kw;
-    for (size_t y = y0; y < y1; ++y) {
-        load((long long)y + p.rh);
-        for (size_t a = 0; a < kh; ++a)
-            window[a] = slot_row[size_t(positive_mod((long long)y - p.rh + (long long)a, (long long)kh))];
-        A *out = target(y);
-        conv::correlate(window.data(), p.window_taps.data(), p.kh, window_kw, p.channels, out, p.n);
-        done(y, out);
+    for (size_t y = y0; y < y1;) {
+        const int rows = int(std::min<size_t>(conv::kMaxRowsPerPass, y1 - y));
+        for (; next <= (long long)y + rows - 1 + p.rh; ++next) load(next);
+        for (size_t a = 0; a < size_t(p.kh + rows - 1); ++a)
+            window[a] = slot_row[size_t(positive_mod((long long)y - p.rh + (long long)a, (long long)slots))];
+        A *out[conv::kMaxRowsPerPass];
+        for (int r = 0; r < rows; ++r) out[r] = target(y + size_t(r));
+        conv::correlate(window.data(), p.window_taps.data(), p.kh, window_kw, p.channels, out, rows, p.n);
+        for (int r = 0; r < rows; ++r) done(y + size_t(r), out[r]);
+        y += size_t(rows);
     }
 }
 
@@ -179,6 +182,10 @@ void finish_output_row(const ConvolveJob &job, const A *acc, size_t y, const con
     }
 }
 
+// Outputs at least this large are written past the caches: they cannot stay there anyway, and reading
+// their lines in before overwriting them would cost as much memory traffic as the writes.
+constexpr size_t kStreamingBytes = size_t(32) << 20;
+
 // Bands of at least this many samples per thread, so that small images do not pay for a fork.
 constexpr size_t kMinSamplesPerBand = 1 << 14;
 
@@ -190,9 +197,10 @@ template <class A> void convolve_direct(ThreadPool &pool, const Plan<A> &p, cons
     pool.parallel_for(
         p.height,
         [&](size_t y0, size_t y1) {
-            auto acc = allocate<A>(padded_length<A>(p.n));
+            const size_t pitch = padded_length<A>(p.n);
+            auto acc = allocate<A>(conv::kMaxRowsPerPass * pitch);
             filter_band(
-                p, y0, y1, [&](size_t) { return acc.get(); },
+                p, y0, y1, [&](size_t y) { return acc.get() + y % conv::kMaxRowsPerPass * pitch; },
                 [&](size_t y, const A *row) { finish_output_row(*p.job, row, y, f); });
         },
         band_grain(p.n));
@@ -279,6 +287,7 @@ void convolve(ThreadPool &pool, const ConvolveJob &job) {
     f.normalize = job.normalize;
     f.channels = job.in.channels;
     f.sum = job.filter->sum;
+    f.stream_output = job.out.stride * job.out.height >= kStreamingBytes;
     if (!job.exact_integer) {
         if (job.accumulate_f64)
             convolve_as<double>(pool, job, f);

@@ -10,8 +10,8 @@
 
 namespace gpk::cpu::conv {
 
-// The tap loop works on blocks of this many bytes (4 vectors of 64 bytes) per output position.
-constexpr size_t kBlockBytes = 256;
+// The tap loop works on blocks of up to this many bytes of outputs (eight 64-byte vectors).
+constexpr size_t kBlockBytes = 512;
 
 // Elements of type A per block: the tap loop computes whole blocks, so its output rows are padded to a
 // multiple of this, and its input lines readable that far.
@@ -36,16 +36,20 @@ void convert_samples(const uint16_t *src, int32_t *dst, size_t n);
 void convert_samples(const uint8_t *src, int64_t *dst, size_t n);
 void convert_samples(const uint16_t *src, int64_t *dst, size_t n);
 
-// out[i] = sum over a < kh, b < kw of lines[a][i + b*step] * taps[a*kw + b], summed in that order, for
-// i in [0, padded_length(n)). A null lines[a] is a row of zeros (a zero border) and is skipped.
-void correlate(const float *const *lines, const float *taps, int kh, int kw, size_t step, float *out,
-               size_t n);
-void correlate(const double *const *lines, const double *taps, int kh, int kw, size_t step, double *out,
-               size_t n);
-void correlate(const int32_t *const *lines, const int32_t *taps, int kh, int kw, size_t step, int32_t *out,
-               size_t n);
-void correlate(const int64_t *const *lines, const int64_t *taps, int kh, int kw, size_t step, int64_t *out,
-               size_t n);
+// Rows the tap loop computes in one pass at most (sharing the lines their windows have in common).
+constexpr int kMaxRowsPerPass = 2;
+
+// For each r < rows (1 or 2): out[r][i] = sum over a < kh, b < kw of lines[r + a][i + b*step] * taps[a*kw +
+// b], summed in that order, for i in [0, padded_length(n)). `lines` holds kh + rows - 1 lines; a null line is
+// a row of zeros (a zero border) and is skipped.
+void correlate(const float *const *lines, const float *taps, int kh, int kw, size_t step, float *const *out,
+               int rows, size_t n);
+void correlate(const double *const *lines, const double *taps, int kh, int kw, size_t step,
+               double *const *out, int rows, size_t n);
+void correlate(const int32_t *const *lines, const int32_t *taps, int kh, int kw, size_t step,
+               int32_t *const *out, int rows, size_t n);
+void correlate(const int64_t *const *lines, const int64_t *taps, int kh, int kw, size_t step,
+               int64_t *const *out, int rows, size_t n);
 
 // How accumulated values become output samples (NOTES.md, "Convolution").
 struct RowFinish {
@@ -60,6 +64,8 @@ struct RowFinish {
     // Exact path: every value v satisfies |v| <= exact_bound. Rounded integer quotients are then computed
     // in double where that is provably exact (numerators below 2^53).
     double exact_bound = 0;
+    // Write output rows with non-temporal stores (for images far larger than the caches).
+    bool stream_output = false;
 };
 
 // out[i] = the output sample of acc[i], for i in [0, n) (n = width * channels of one row).

@@ -611,6 +611,15 @@ void test_thread_independence() {
             }
 }
 
+// An output larger than the caches (over 32 MiB) is written with streaming stores: check such an image,
+// with padded rows, against the reference too.
+void test_large_image(gpk_context *ctx) {
+    gpk_filter *f = random_2d(3, 3, false, -0.5, 1);
+    Case k{GPK_U8, GPK_F32, 1, GPK_BORDER_CLAMP, GPK_NORMALIZE_NONE, GPK_ACCUMULATE_F32, 4099, 2053};
+    check_case(ctx, k, f, "3x3 on 4099x2053");
+    gpk_filter_destroy(f);
+}
+
 // NaN samples: integer outputs get 0, float outputs keep the NaN.
 void test_nan(gpk_context *ctx) {
     gpk_filter *id = named("identity");
@@ -693,6 +702,7 @@ int main() {
     test_exact_limits(ctx.ctx);
     test_laplacian_exercise(ctx.ctx);
     test_smoothing_exercise(ctx.ctx);
+    test_large_image(ctx.ctx);
     test_nan(ctx.ctx);
     test_rounding(ctx.ctx);
     test_thread_independence();

@@ -1,0 +1,31 @@
+// Vector helpers shared by the convolution's row kernels (GCC vector extensions). Included only by
+// convolve_rows.cpp and convolve_finish.cpp.
+#pragma once
+
+#include <cstring>
+
+// Each entry point is cloned per instruction set and chosen once at load time (an ifunc); the bodies are
+// always-inline templates so that every clone vectorises them with its own vector width.
+#define GPK_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#define GPK_INLINE inline __attribute__((always_inline))
+
+// The vector helpers are always inlined, so no 64-byte vector crosses a call boundary and the ABI note
+// GCC gives for them does not apply.
+#pragma GCC diagnostic ignored "-Wpsabi"
+
+namespace gpk::cpu::conv::simd {
+
+// 64 bytes of A: one AVX-512 register, two AVX2 ones, four SSE2 ones.
+template <class A> struct Vector { typedef A type __attribute__((vector_size(64))); };
+
+template <class V, class A> GPK_INLINE V load(const A *p) {
+    V v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+}
+
+template <class V, class A> GPK_INLINE void store(A *p, V v) {
+    std::memcpy(p, &v, sizeof v);
+}
+
+} // namespace gpk::cpu::conv::simd
