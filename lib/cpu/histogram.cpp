@@ -1,8 +1,389 @@
+// The CPU histogram (SPEC §2). The samples are split into one contiguous range of pixels per thread.
+// Each thread counts into several interleaved 32-bit sub-tables ("lanes": consecutive samples go to
+// different tables, so runs of equal samples do not wait on one counter), flushed into 64-bit totals
+// before any of them could overflow; the totals of all threads are added at the end. u8 and u16
+// samples are counted by value and mapped to bins afterwards (256 or 65536 values, each binned once
+// with the shared rule), so every bin layout runs at the speed of the direct one. Tables too large
+// for this are counted in 64-bit directly.
+#include "common/semantics.hpp"
 #include "cpu/kernels.hpp"
 #include "engine/error.hpp"
 
-namespace gpk::cpu {
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <new>
+#include <string>
+#include <type_traits>
+#include <vector>
 
-void histogram(ThreadPool &, const HistogramJob &) { fail(GPK_ERR_UNSUPPORTED, "histogram: being written"); }
+namespace gpk::cpu {
+namespace {
+
+// Below this many samples, or per table entry, threads cost more than they save.
+constexpr size_t kParallelSamples = size_t(1) << 15;
+// Samples counted into 32-bit lanes between flushes: below 2^32 and a multiple of every channel count.
+constexpr size_t kFlushSamples = size_t(12) << 28;
+// Small lane tables of a thread stay in L1 (more lanes than fit there measured slower).
+constexpr size_t kLaneBytes = size_t(16) << 10;
+// Beyond this many entries per thread, count in 64-bit directly (no lanes, no flushes).
+constexpr size_t kWideEntries = size_t(1) << 22;
+// Thread-private tables of all threads together, before fewer threads are used.
+constexpr size_t kTableBudget = size_t(512) << 20;
+
+template <class T> T load(const unsigned char *p) {
+    T v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+}
+
+// How a sample becomes an index into a table of `table_size` entries.
+struct ValueIndex { // u8, u16: the value itself, binned after counting
+    template <class T> size_t operator()(T v) const { return v; }
+};
+struct DirectIndex { // integer samples with lower 0, upper == bins: the value; `bins` = not counted
+    uint64_t bins;
+    template <class T> size_t operator()(T v) const {
+        uint64_t x = uint64_t(int64_t(v)); // negative i32 becomes huge
+        return x < bins ? size_t(x) : size_t(bins);
+    }
+};
+struct RangeIndex { // the general rule in double; `bins` = not counted
+    double lower, upper, scale;
+    long long bins;
+    template <class T> size_t operator()(T v) const {
+        long long b = histogram_bin(double(v), lower, upper, scale, bins);
+        return b < 0 ? size_t(bins) : size_t(b);
+    }
+};
+
+struct Plan {
+    size_t table_size = 0; // entries per table
+    unsigned lanes = 1;    // tables per thread, a multiple of the channel count
+    bool wide = false;     // count into the 64-bit totals directly
+    unsigned parts = 1;
+};
+
+// One thread's counts: `lanes` 32-bit tables, and 64-bit totals per channel.
+struct PartCounts {
+    std::vector<uint32_t> lanes;
+    std::vector<uint64_t> totals;
+    size_t pending = 0; // samples counted into the lanes since the last flush
+
+    void flush(const Plan &plan, unsigned channels) {
+        size_t ts = plan.table_size;
+        for (unsigned l = 0; l < lanes.size() / ts; ++l) {
+            uint32_t *lane = lanes.data() + l * ts;
+            uint64_t *total = totals.data() + (l % channels) * ts;
+            for (size_t i = 0; i < ts; ++i) total[i] += lane[i];
+            std::fill(lane, lane + ts, 0u);
+        }
+        pending = 0;
+    }
+};
+
+// Kernels count `samples` consecutive samples from p (a whole number of pixels) into L tables of ts
+// entries: sample g of a group goes to table g % L, whose channel is g % C since C divides L.
+
+// Any sample type, any index rule.
+template <class T, unsigned L, class Index> struct SampleKernel {
+    using Sample = T;
+    Index index;
+    size_t ts;
+    template <class Counter> void operator()(const unsigned char *p, size_t samples, Counter *tables) const {
+        size_t s = 0;
+        for (; s + L <= samples; s += L, p += L * sizeof(T))
+            for (unsigned l = 0; l < L; ++l) ++tables[l * ts + index(load<T>(p + l * sizeof(T)))];
+        for (unsigned l = 0; s < samples; ++s, ++l, p += sizeof(T)) ++tables[l * ts + index(load<T>(p))];
+    }
+};
+
+// u8 and u16 by value, pixels of 1, 2 or 4 bytes: an 8-byte word that repeats one pixel (flat regions,
+// all-equal data) costs one addition per channel instead of one per sample; other words cost nothing
+// more, the test being a multiply and a compare.
+template <class T, unsigned C, unsigned L> struct ValueRunKernel {
+    using Sample = T;
+    static constexpr unsigned kPixelBytes = sizeof(T) * C, kWordSamples = 8 / sizeof(T);
+    static constexpr uint64_t kPixelMask =
+        kPixelBytes == 4 ? 0xffffffffull : (uint64_t(1) << (8 * kPixelBytes)) - 1;
+    static constexpr uint64_t kRepeat = kPixelBytes == 1   ? 0x0101010101010101ull
+                                        : kPixelBytes == 2 ? 0x0001000100010001ull
+                                                           : 0x0000000100000001ull;
+    size_t ts;
+    template <class Counter> void operator()(const unsigned char *p, size_t samples, Counter *tables) const {
+        size_t s = 0;
+        for (; s + kWordSamples <= samples; s += kWordSamples, p += 8) {
+            uint64_t word = load<uint64_t>(p);
+            if (word == (word & kPixelMask) * kRepeat) {
+                for (unsigned c = 0; c < C; ++c)
+                    tables[c * ts + load<T>(p + c * sizeof(T))] += kWordSamples / C;
+                continue;
+            }
+            for (unsigned g = 0; g < kWordSamples; ++g) ++tables[(g % L) * ts + load<T>(p + g * sizeof(T))];
+        }
+        for (unsigned g = 0; s < samples; ++s, ++g, p += sizeof(T)) ++tables[(g % L) * ts + load<T>(p)];
+    }
+};
+
+// u32 and i32 with direct bins: when the OR of a group of samples is below a power of two no larger
+// than bins (nor 2^31, so that negative i32 fail), every sample of the group is its own bin unchecked.
+template <class T, unsigned L> struct DirectKernel {
+    using Sample = T;
+    static constexpr unsigned G = L % 3 == 0 ? 24 : 8;
+    DirectIndex index;
+    uint64_t fast_below;
+    size_t ts;
+    template <class Counter> void operator()(const unsigned char *p, size_t samples, Counter *tables) const {
+        size_t s = 0;
+        for (; s + G <= samples; s += G, p += G * sizeof(T)) {
+            uint32_t any = 0;
+            for (unsigned g = 0; g < G; ++g) any |= uint32_t(load<T>(p + g * sizeof(T)));
+            if (any < fast_below)
+                for (unsigned g = 0; g < G; ++g)
+                    ++tables[(g % L) * ts + uint32_t(load<T>(p + g * sizeof(T)))];
+            else
+                for (unsigned g = 0; g < G; ++g) ++tables[(g % L) * ts + index(load<T>(p + g * sizeof(T)))];
+        }
+        for (unsigned g = 0; s < samples; ++s, ++g, p += sizeof(T))
+            ++tables[(g % L) * ts + index(load<T>(p))];
+    }
+};
+
+// Counts pixels [begin, end) of the image (row-major over height x width) into `part`.
+template <bool Wide, class Kernel>
+void count_pixels(const HistogramJob &job, const Plan &plan, PartCounts &part, size_t begin, size_t end,
+                  const Kernel &kernel) {
+    constexpr size_t size = sizeof(typename Kernel::Sample);
+    const auto *base = static_cast<const unsigned char *>(job.data);
+    size_t row = begin / job.width, col = begin % job.width;
+    for (size_t k = begin; k < end; ++row, col = 0) {
+        size_t pixels = std::min(job.width - col, end - k);
+        const unsigned char *p = base + row * job.stride + col * job.channels * size;
+        size_t samples = pixels * job.channels;
+        k += pixels;
+        if (Wide) {
+            kernel(p, samples, part.totals.data());
+            continue;
+        }
+        while (samples > 0) { // every quantity here is a whole number of pixels
+            if (part.pending == kFlushSamples) part.flush(plan, job.channels);
+            size_t take = std::min(samples, kFlushSamples - part.pending);
+            kernel(p, take, part.lanes.data());
+            part.pending += take;
+            p += take * size;
+            samples -= take;
+        }
+    }
+    if (!Wide) part.flush(plan, job.channels);
+}
+
+template <class Kernel>
+void count_all(ThreadPool &pool, const HistogramJob &job, const Plan &plan, std::vector<PartCounts> &parts,
+               const Kernel &kernel) {
+    size_t pixels = job.width * job.height;
+    pool.run(
+        [&](unsigned part, unsigned count) {
+            size_t begin = pixels * part / count, end = pixels * (part + 1) / count;
+            if (plan.wide)
+                count_pixels<true>(job, plan, parts[part], begin, end, kernel);
+            else
+                count_pixels<false>(job, plan, parts[part], begin, end, kernel);
+        },
+        plan.parts);
+}
+
+template <class T, class Index>
+void count_generic(ThreadPool &pool, const HistogramJob &job, const Plan &plan,
+                   std::vector<PartCounts> &parts, const Index &index) {
+    size_t ts = plan.table_size;
+    switch (plan.lanes) {
+    case 1:
+        return count_all(pool, job, plan, parts, SampleKernel<T, 1, Index>{index, ts});
+    case 2:
+        return count_all(pool, job, plan, parts, SampleKernel<T, 2, Index>{index, ts});
+    case 3:
+        return count_all(pool, job, plan, parts, SampleKernel<T, 3, Index>{index, ts});
+    case 4:
+        return count_all(pool, job, plan, parts, SampleKernel<T, 4, Index>{index, ts});
+    case 6:
+        return count_all(pool, job, plan, parts, SampleKernel<T, 6, Index>{index, ts});
+    default:
+        return count_all(pool, job, plan, parts, SampleKernel<T, 8, Index>{index, ts});
+    }
+}
+
+// u8 in 8 tables or u16 in 2, with pixels of 1, 2 or 4 bytes: the run kernel; otherwise the general one.
+template <class T>
+void count_values(ThreadPool &pool, const HistogramJob &job, const Plan &plan,
+                  std::vector<PartCounts> &parts) {
+    size_t ts = plan.table_size;
+    unsigned c = job.channels;
+    if constexpr (sizeof(T) == 1) {
+        if (!plan.wide && plan.lanes == 8) {
+            if (c == 1) return count_all(pool, job, plan, parts, ValueRunKernel<T, 1, 8>{ts});
+            if (c == 2) return count_all(pool, job, plan, parts, ValueRunKernel<T, 2, 8>{ts});
+            if (c == 4) return count_all(pool, job, plan, parts, ValueRunKernel<T, 4, 8>{ts});
+        }
+    } else if (!plan.wide && plan.lanes == 2) {
+        if (c == 1) return count_all(pool, job, plan, parts, ValueRunKernel<T, 1, 2>{ts});
+        if (c == 2) return count_all(pool, job, plan, parts, ValueRunKernel<T, 2, 2>{ts});
+    }
+    count_generic<T>(pool, job, plan, parts, ValueIndex{});
+}
+
+template <class T>
+void count_direct(ThreadPool &pool, const HistogramJob &job, const Plan &plan,
+                  std::vector<PartCounts> &parts) {
+    DirectIndex index{job.bins};
+    uint64_t fast_below = 1;
+    while (fast_below * 2 <= std::min<uint64_t>(job.bins, uint64_t(1) << 31)) fast_below *= 2;
+    size_t ts = plan.table_size;
+    switch (plan.lanes) {
+    case 1:
+        return count_all(pool, job, plan, parts, DirectKernel<T, 1>{index, fast_below, ts});
+    case 2:
+        return count_all(pool, job, plan, parts, DirectKernel<T, 2>{index, fast_below, ts});
+    case 3:
+        return count_all(pool, job, plan, parts, DirectKernel<T, 3>{index, fast_below, ts});
+    case 4:
+        return count_all(pool, job, plan, parts, DirectKernel<T, 4>{index, fast_below, ts});
+    case 6:
+        return count_all(pool, job, plan, parts, DirectKernel<T, 6>{index, fast_below, ts});
+    default:
+        return count_all(pool, job, plan, parts, DirectKernel<T, 8>{index, fast_below, ts});
+    }
+}
+
+size_t part_bytes(const Plan &plan, unsigned channels) {
+    size_t lanes = plan.wide ? 0 : plan.lanes * plan.table_size * sizeof(uint32_t);
+    return lanes + channels * plan.table_size * sizeof(uint64_t);
+}
+
+Plan make_plan(const ThreadPool &pool, const HistogramJob &job, size_t table_size) {
+    Plan plan;
+    unsigned c = job.channels;
+    plan.table_size = table_size;
+    plan.wide = c * table_size > kWideEntries;
+    unsigned per_channel = 1, most = c == 3 ? 2 : 8 / c;
+    while (!plan.wide && per_channel * 2 <= most && per_channel * 2 * c * table_size * 4 <= kLaneBytes)
+        per_channel *= 2;
+    if (!plan.wide && c == 1 && per_channel == 1 && table_size <= 65536)
+        per_channel = 2; // breaks equal-value chains
+    plan.lanes = c * per_channel;
+    size_t samples = job.width * job.height * c;
+    size_t useful = samples / std::max(kParallelSamples, c * table_size);
+    size_t affordable = kTableBudget / std::max<size_t>(1, part_bytes(plan, c));
+    plan.parts = unsigned(std::clamp<size_t>(std::min(useful, affordable), 1, pool.size()));
+    return plan;
+}
+
+std::vector<PartCounts> allocate_parts(const Plan &plan, unsigned channels) {
+    try {
+        std::vector<PartCounts> parts(plan.parts);
+        for (PartCounts &p : parts) {
+            if (!plan.wide) p.lanes.assign(plan.lanes * plan.table_size, 0);
+            p.totals.assign(channels * plan.table_size, 0);
+        }
+        return parts;
+    } catch (const std::bad_alloc &) {
+        fail(GPK_ERR_OUT_OF_MEMORY, "histogram: cannot allocate " +
+                                        std::to_string(plan.parts * part_bytes(plan, channels)) +
+                                        " bytes of per-thread counting tables");
+    }
+}
+
+// Sums of all threads' totals into hist (and uncounted), for tables indexed by bin with the not-counted
+// samples in entry `bins`.
+void combine_bins(ThreadPool &pool, const HistogramJob &job, const Plan &plan,
+                  const std::vector<PartCounts> &parts, uint64_t *uncounted) {
+    size_t ts = plan.table_size;
+    for (unsigned c = 0; c < job.channels; ++c) {
+        auto add = [&](size_t begin, size_t end) {
+            for (size_t b = begin; b < end; ++b) {
+                uint64_t sum = 0;
+                for (const PartCounts &p : parts) sum += p.totals[c * ts + b];
+                job.hist[c * job.bins + b] = sum;
+            }
+        };
+        if (job.bins >= (size_t(1) << 16))
+            pool.parallel_for(job.bins, add, size_t(1) << 14);
+        else
+            add(0, job.bins);
+        for (const PartCounts &p : parts) uncounted[c] += p.totals[c * ts + job.bins];
+    }
+}
+
+// For tables indexed by sample value (u8, u16): each value goes to its bin, or to uncounted.
+void combine_values(const HistogramJob &job, const Plan &plan, const std::vector<PartCounts> &parts,
+                    uint64_t *uncounted) {
+    size_t ts = plan.table_size;
+    double scale = double(job.bins) / (job.upper - job.lower);
+    std::fill(job.hist, job.hist + job.channels * job.bins, uint64_t(0));
+    for (size_t v = 0; v < ts; ++v) {
+        long long bin = job.direct_bins
+                            ? (v < job.bins ? (long long)v : -1)
+                            : histogram_bin(double(v), job.lower, job.upper, scale, (long long)job.bins);
+        for (unsigned c = 0; c < job.channels; ++c) {
+            uint64_t sum = 0;
+            for (const PartCounts &p : parts) sum += p.totals[c * ts + v];
+            (bin < 0 ? uncounted[c] : job.hist[c * job.bins + size_t(bin)]) += sum;
+        }
+    }
+}
+
+template <class T> void histogram_by_value(ThreadPool &pool, const HistogramJob &job, uint64_t *uncounted) {
+    Plan plan = make_plan(pool, job, size_t(1) << (8 * sizeof(T)));
+    std::vector<PartCounts> parts = allocate_parts(plan, job.channels);
+    count_values<T>(pool, job, plan, parts);
+    combine_values(job, plan, parts, uncounted);
+}
+
+template <class T> void histogram_by_bin(ThreadPool &pool, const HistogramJob &job, uint64_t *uncounted) {
+    Plan plan = make_plan(pool, job, job.bins + 1);
+    std::vector<PartCounts> parts = allocate_parts(plan, job.channels);
+    double scale = double(job.bins) / (job.upper - job.lower);
+    RangeIndex range{job.lower, job.upper, scale, (long long)job.bins};
+    if constexpr (std::is_integral_v<T>) {
+        if (job.direct_bins)
+            count_direct<T>(pool, job, plan, parts);
+        else
+            count_generic<T>(pool, job, plan, parts, range);
+    } else {
+        count_generic<T>(pool, job, plan, parts, range);
+    }
+    combine_bins(pool, job, plan, parts, uncounted);
+}
+
+} // namespace
+
+void histogram(ThreadPool &pool, const HistogramJob &job) {
+    uint64_t uncounted[4] = {0, 0, 0, 0};
+    switch (job.dtype) {
+    case GPK_U8:
+        histogram_by_value<uint8_t>(pool, job, uncounted);
+        break;
+    case GPK_U16:
+        histogram_by_value<uint16_t>(pool, job, uncounted);
+        break;
+    case GPK_U32:
+        histogram_by_bin<uint32_t>(pool, job, uncounted);
+        break;
+    case GPK_I32:
+        histogram_by_bin<int32_t>(pool, job, uncounted);
+        break;
+    case GPK_F32:
+        histogram_by_bin<float>(pool, job, uncounted);
+        break;
+    case GPK_F64:
+        histogram_by_bin<double>(pool, job, uncounted);
+        break;
+    default:
+        fail(GPK_ERR_INTERNAL, "histogram: unexpected dtype " + std::to_string(int(job.dtype)));
+    }
+    if (job.saturate > 0)
+        for (size_t k = 0; k < job.channels * job.bins; ++k)
+            job.hist[k] = std::min(job.hist[k], job.saturate);
+    if (job.uncounted) std::copy(uncounted, uncounted + job.channels, job.uncounted);
+}
 
 } // namespace gpk::cpu
