@@ -10,6 +10,7 @@
 #include "engine/validate.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -103,7 +104,7 @@ private:
     cudaStream_t stream_;
     Grids grids_{};
     const double *cond_ = nullptr;
-    DeviceArray<double> cells_, cond_copy_, step_partials_, log_;
+    DeviceArray<double> cells_, cond_copy_, level_partials_, log_;
     DeviceArray<DeviceState> state_;
     DeviceArray<GridStats> stats_partials_, stats_;
     DeviceArray<unsigned long long> first_bad_;
@@ -123,7 +124,10 @@ void HeatRun::allocate() {
     const bool cond_on_device = on_device(job_.conductivity);
     plan_passes();
     const size_t nparts = (size_t)pass_grid_.x * pass_grid_.y * kMaxLevels;
-    // Every size here was checked against overflow by the C boundary ((N+2)*(M+2)*2 doubles fits).
+    // The C boundary checked that (N+2)*(M+2) fits; the padded rows may not.
+    if (N + 2 > SIZE_MAX / (2 * sizeof(double)) / pitch)
+        fail(GPK_ERR_OUT_OF_MEMORY, "heat: a " + std::to_string(N) + " x " + std::to_string(M) +
+                                        " grid needs more than SIZE_MAX bytes of device memory");
     size_t grid_bytes = 2 * (N + 2) * pitch * sizeof(double);
     size_t need = grid_bytes + (cond_on_device ? 0 : N * M * sizeof(double)) + nparts * sizeof(double) +
                   kLogCapacity * sizeof(double) + kStatsBlocks * sizeof(GridStats) + (1 << 16);
@@ -140,7 +144,7 @@ void HeatRun::allocate() {
     } else {
         cond_ = job_.conductivity;
     }
-    step_partials_ = device_alloc<double>(nparts, "maxdiff partials");
+    level_partials_ = device_alloc<double>(nparts, "maxdiff partials");
     log_ = device_alloc<double>(kLogCapacity, "the maxdiff log");
     state_ = device_alloc<DeviceState>(1, "the run state");
     stats_blocks_ = (int)std::min<size_t>(N, kStatsBlocks);
@@ -246,12 +250,12 @@ void HeatRun::enqueue_pass(int levels) {
     const int nparts = (int)(pass_grid_.x * pass_grid_.y);
     auto launch = [&](bool recompute) {
         pass_kernel_<<<pass_grid_, kPassThreads, kPassShared, stream_>>>(
-            grids_, cond_, state_.get(), shape_, levels, recompute, step_partials_.get());
+            grids_, cond_, state_.get(), shape_, levels, recompute, level_partials_.get());
         check_launch("heat pass_kernel");
     };
     launch(false);
     heat::finish_pass_kernel<kFinishThreads><<<1, kFinishThreads, 0, stream_>>>(
-        step_partials_.get(), nparts, levels, job_.threshold, state_.get(), log_.get(), kLogCapacity);
+        level_partials_.get(), nparts, levels, job_.threshold, state_.get(), log_.get(), kLogCapacity);
     check_launch("heat finish_pass_kernel");
     if (levels > 1) launch(true);
 }
