@@ -14,6 +14,11 @@
 #include <string>
 #include <vector>
 
+#if defined(__linux__)
+#include <sys/resource.h>
+#include <unistd.h>
+#endif
+
 namespace {
 
 // ---------------------------------------------------------------------------------------------------
@@ -454,6 +459,45 @@ void test_invalid_data(gpk_context *ctx) {
     CHECK_EQ(sentinel.niter, size_t(777));
 }
 
+// With the address space capped a little above what the process uses, the grids cannot be allocated:
+// GPK_ERR_OUT_OF_MEMORY naming at least the bytes of the two grids, and tfinal untouched.
+void test_out_of_memory(gpk_context *ctx) {
+#if defined(__linux__)
+    const size_t n = 2048, m = 2048;
+    std::vector<double> t(n * m, 1.0), c(n * m, 0.5), tfinal(n * m, -12345.0);
+    long pages = 0;
+    if (FILE *f = std::fopen("/proc/self/statm", "r")) {
+        if (std::fscanf(f, "%ld", &pages) != 1) pages = 0;
+        std::fclose(f);
+    }
+    rlimit saved;
+    CHECK(pages > 0 && getrlimit(RLIMIT_AS, &saved) == 0);
+    if (pages <= 0) return;
+    rlimit capped = saved;
+    capped.rlim_cur = rlim_t(pages) * rlim_t(sysconf(_SC_PAGESIZE)) + (rlim_t(16) << 20);
+    gpk_heat_params p;
+    gpk_heat_params_init(&p);
+    p.rows = n;
+    p.cols = m;
+    CHECK(setrlimit(RLIMIT_AS, &capped) == 0);
+    gpk_status status = gpk_heat_run(ctx, &p, t.data(), c.data(), tfinal.data(), nullptr);
+    CHECK(setrlimit(RLIMIT_AS, &saved) == 0);
+    std::string message = gpk_context_last_error(ctx);
+    CHECK_MSG(status == GPK_ERR_OUT_OF_MEMORY, std::string(gpk_status_string(status)) + ": " + message);
+    size_t at = message.find("allocate ");
+    unsigned long long bytes =
+        at == std::string::npos ? 0 : std::strtoull(message.c_str() + at + 9, nullptr, 10);
+    CHECK_MSG(bytes >= 2 * (n + 2) * (m + 2) * sizeof(double) && message.find("bytes") != std::string::npos,
+              message);
+    bool untouched = true;
+    for (double v : tfinal) untouched = untouched && v == -12345.0;
+    CHECK(untouched);
+#else
+    (void)ctx;
+    std::printf("note: the out-of-memory check needs Linux (RLIMIT_AS); not run\n");
+#endif
+}
+
 } // namespace
 
 int main() {
@@ -463,6 +507,7 @@ int main() {
     test_progress_and_cancel(ctx, 9, 11);
     test_progress_and_cancel(ctx, 301, 409); // several threads, stops inside a pass
     test_invalid_data(ctx);
+    test_out_of_memory(ctx);
     bool have_data = test_pat1(ctx);
     gpk_context_destroy(ctx);
     if (!have_data && check::failures() == 0)
