@@ -20,11 +20,11 @@ template <class In, class A> GPK_INLINE void convert_impl(const In *src, A *dst,
 // row is summed in the same order (a, then b) whatever kRows is, so the results do not depend on grouping.
 template <class A, int kRows, int kVectors>
 GPK_INLINE void correlate_impl(const A *const *lines, const A *taps, int kh, int kw, size_t step,
-                               A *const *out, size_t n) {
+                               A *const *out, Span span) {
     using V = typename Vector<A>::type;
     constexpr size_t L = sizeof(V) / sizeof(A);
     static_assert(kBlockBytes % (kVectors * sizeof(V)) == 0, "whole blocks cover a padded row");
-    for (size_t i = 0; i < n; i += kVectors * L) {
+    for (size_t i = span.begin; i < span.end; i += kVectors * L) {
         V acc[kRows][kVectors];
 #pragma GCC unroll 8
         for (int r = 0; r < kRows; ++r)
@@ -33,7 +33,7 @@ GPK_INLINE void correlate_impl(const A *const *lines, const A *taps, int kh, int
         for (int l = 0; l < kh + kRows - 1; ++l) {
             const A *src = lines[l];
             if (!src) continue; // a zero row
-            src += i;
+            src += i - span.origin;
             for (int b = 0; b < kw; ++b, src += step) {
                 V x[kVectors];
 #pragma GCC unroll 8
@@ -59,26 +59,26 @@ GPK_INLINE void correlate_impl(const A *const *lines, const A *taps, int kh, int
 #define GPK_AVX2 __attribute__((target("avx2,fma")))
 
 template <class A>
-using CorrelateFn = void (*)(const A *const *, const A *, int, int, size_t, A *const *, size_t);
+using CorrelateFn = void (*)(const A *const *, const A *, int, int, size_t, A *const *, Span);
 
 // Register budgets: 32 AVX-512 registers hold 2 x 8 sums; 16 AVX2 registers hold 2 x 2 (64-byte) sums;
 // 16 SSE2 registers hold 2 (64-byte) sums for one row.
 template <class A, int kRows>
 GPK_AVX512 void correlate_avx512(const A *const *lines, const A *taps, int kh, int kw, size_t step,
-                                 A *const *out, size_t n) {
-    correlate_impl<A, kRows, 8>(lines, taps, kh, kw, step, out, n);
+                                 A *const *out, Span span) {
+    correlate_impl<A, kRows, 8>(lines, taps, kh, kw, step, out, span);
 }
 
 template <class A, int kRows>
 GPK_AVX2 void correlate_avx2(const A *const *lines, const A *taps, int kh, int kw, size_t step, A *const *out,
-                             size_t n) {
-    correlate_impl<A, kRows, kRows == 1 ? 4 : 2>(lines, taps, kh, kw, step, out, n);
+                             Span span) {
+    correlate_impl<A, kRows, kRows == 1 ? 4 : 2>(lines, taps, kh, kw, step, out, span);
 }
 
 template <class A, int kRows>
 void correlate_baseline(const A *const *lines, const A *taps, int kh, int kw, size_t step, A *const *out,
-                        size_t n) {
-    for (int r = 0; r < kRows; ++r) correlate_impl<A, 1, 2>(lines + r, taps, kh, kw, step, out + r, n);
+                        Span span) {
+    for (int r = 0; r < kRows; ++r) correlate_impl<A, 1, 2>(lines + r, taps, kh, kw, step, out + r, span);
 }
 
 bool has_avx512() {
@@ -122,9 +122,9 @@ GPK_CONVERT(uint16_t, int64_t)
 
 #define GPK_CORRELATE(A)                                                                                     \
     void correlate(const A *const *lines, const A *taps, int kh, int kw, size_t step, A *const *out,         \
-                   int rows, size_t n) {                                                                     \
+                   int rows, Span span) {                                                                    \
         static const CorrelateFn<A> one = pick_correlate<A, 1>(), two = pick_correlate<A, 2>();              \
-        (rows == 2 ? two : one)(lines, taps, kh, kw, step, out, n);                                          \
+        (rows == 2 ? two : one)(lines, taps, kh, kw, step, out, span);                                       \
     }
 GPK_CORRELATE(float)
 GPK_CORRELATE(double)

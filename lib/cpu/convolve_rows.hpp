@@ -39,17 +39,23 @@ void convert_samples(const uint16_t *src, int64_t *dst, size_t n);
 // Rows the tap loop computes in one pass at most (sharing the lines their windows have in common).
 constexpr int kMaxRowsPerPass = 2;
 
-// For each r < rows (1 or 2): out[r][i] = sum over a < kh, b < kw of lines[r + a][i + b*step] * taps[a*kw +
-// b], summed in that order, for i in [0, padded_length(n)). `lines` holds kh + rows - 1 lines; a null line is
-// a row of zeros (a zero border) and is skipped.
+// The outputs a tap pass computes and where its lines start: samples [begin, end) of each output row (block
+// multiples: end may be padded_length(n)), reading lines[l][i - origin + b * step] for output i.
+struct Span {
+    size_t begin = 0, end = 0, origin = 0;
+};
+
+// For each r < rows (1 or 2) and i in span: out[r][i] = sum over a < kh, b < kw of
+// lines[r + a][i - origin + b*step] * taps[a*kw + b], summed in that order. `lines` holds kh + rows - 1
+// lines; a null line is a row of zeros (a zero border) and is skipped.
 void correlate(const float *const *lines, const float *taps, int kh, int kw, size_t step, float *const *out,
-               int rows, size_t n);
+               int rows, Span span);
 void correlate(const double *const *lines, const double *taps, int kh, int kw, size_t step,
-               double *const *out, int rows, size_t n);
+               double *const *out, int rows, Span span);
 void correlate(const int32_t *const *lines, const int32_t *taps, int kh, int kw, size_t step,
-               int32_t *const *out, int rows, size_t n);
+               int32_t *const *out, int rows, Span span);
 void correlate(const int64_t *const *lines, const int64_t *taps, int kh, int kw, size_t step,
-               int64_t *const *out, int rows, size_t n);
+               int64_t *const *out, int rows, Span span);
 
 // How accumulated values become output samples (NOTES.md, "Convolution").
 struct RowFinish {

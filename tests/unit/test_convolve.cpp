@@ -611,6 +611,32 @@ void test_thread_independence() {
             }
 }
 
+// Float images whose accumulation type is their own are read in place between two edge lines: wide rows
+// (several blocks) with every border, wide filters and all channel counts.
+void test_in_place_rows(gpk_context *ctx) {
+    gpk_filter *filters[] = {random_2d(5, 9, false, -1, 1), random_2d(3, 63, false, 0, 1),
+                             random_separable(129, 3, false, 0, 1), random_separable(33, 5, false, -1, 1)};
+    const char *names[] = {"float 5x9", "float 3x63", "float 129|3", "float 33|5"};
+    const size_t widths[] = {300, 517, 1100};
+    size_t turn = 0;
+    for (int fi = 0; fi < 4; ++fi)
+        for (gpk_border b : kBorders)
+            for (size_t w : widths) {
+                const gpk_dtype t = turn % 2 ? GPK_F64 : GPK_F32;
+                Case k{t,
+                       turn % 3 ? t : GPK_U8,
+                       unsigned(turn % 4 + 1),
+                       b,
+                       kNorms[turn % 3],
+                       t == GPK_F64 ? GPK_ACCUMULATE_F64 : GPK_ACCUMULATE_F32,
+                       w,
+                       6};
+                check_case(ctx, k, filters[fi], names[fi]);
+                ++turn;
+            }
+    for (gpk_filter *f : filters) gpk_filter_destroy(f);
+}
+
 // An output larger than the caches (over 32 MiB) is written with streaming stores: check such an image,
 // with padded rows, against the reference too.
 void test_large_image(gpk_context *ctx) {
@@ -702,6 +728,7 @@ int main() {
     test_exact_limits(ctx.ctx);
     test_laplacian_exercise(ctx.ctx);
     test_smoothing_exercise(ctx.ctx);
+    test_in_place_rows(ctx.ctx);
     test_large_image(ctx.ctx);
     test_nan(ctx.ctx);
     test_rounding(ctx.ctx);

@@ -1,0 +1,290 @@
+// Filtering a band of rows for the CPU convolution (included by convolve.cpp only). A ring holds the rows
+// that the filter's window covers, in the accumulation type A and widened by the border on both sides, so
+// that the tap loop (convolve_rows.cpp) runs without a branch. When the input already has type A, the
+// interior of each row is read where it is and only two short edge lines are built. A separable filter
+// keeps row-filtered rows in the ring instead.
+#pragma once
+
+#include "cpu/convolve_rows.hpp"
+
+#include "common/semantics.hpp"
+#include "engine/error.hpp"
+#include "engine/filter.hpp"
+#include "engine/jobs.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <new>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace gpk::cpu::conv {
+
+// A buffer of `count` elements (zero-filled unless asked not to); running out of memory names the bytes.
+template <class T> std::unique_ptr<T[]> allocate(size_t count, bool zeroed = true) {
+    if (count > std::numeric_limits<size_t>::max() / sizeof(T))
+        fail(GPK_ERR_OUT_OF_MEMORY,
+             "convolve: a buffer of " + std::to_string(count) + " elements is too large");
+    T *p = zeroed ? new (std::nothrow) T[count]() : new (std::nothrow) T[count];
+    if (!p)
+        fail(GPK_ERR_OUT_OF_MEMORY,
+             "convolve: out of host memory allocating " + std::to_string(count * sizeof(T)) + " bytes");
+    return std::unique_ptr<T[]>(p);
+}
+
+inline long long positive_mod(long long a, long long m) {
+    return ((a % m) + m) % m;
+}
+
+// Where a horizontal tap pass reads a source row for one span of samples.
+enum class Source { Bordered, LeftEdge, InPlace, RightEdge };
+
+struct Segment {
+    Span span;
+    Source source;
+};
+
+// The filter in accumulation type A, the image geometry, and how rows are read.
+template <class A> struct Plan {
+    const ConvolveJob *job = nullptr;
+    size_t width = 0, height = 0, n = 0; // n = samples per row
+    unsigned channels = 1;
+    int border = 0;
+    bool separable = false;
+    int kh = 1, rh = 0;         // window rows (2D rows, or column-filter length)
+    int kw = 1, rw = 0;         // 2D columns, or row-filter length
+    std::vector<A> window_taps; // the taps applied over the ring: 2D kh*kw, separable the column filter
+    std::vector<A> row_taps;    // separable: the row filter
+    size_t padded = 0;          // padded_length<A>(n): what the tap loop writes per row
+    size_t halo = 0;            // rw * channels: border samples on each side
+    bool in_place = false;      // the input has type A and its interior blocks are read where they are
+    size_t left_length = 0;     // in place: the left edge line, then the right one of right_length
+    size_t right_length = 0;
+    std::vector<Segment> segments; // the spans a horizontal tap pass is split into
+    size_t source_length = 0;      // the lines built for one source row (bordered line, or both edge lines)
+    size_t ring_row_length = 0;    // a ring row: those lines (2D) or a row-filtered row (separable)
+};
+
+template <class A> std::vector<A> taps_as(const std::vector<double> &taps) {
+    std::vector<A> out(taps.size());
+    for (size_t i = 0; i < taps.size(); ++i) out[i] = A(taps[i]);
+    return out;
+}
+
+template <class A> bool input_is_accumulator_type(const ConvolveJob &job) {
+    const bool same = (std::is_same_v<A, float> && job.in.dtype == GPK_F32) ||
+                      (std::is_same_v<A, double> && job.in.dtype == GPK_F64);
+    return same && reinterpret_cast<uintptr_t>(job.in_data) % alignof(A) == 0 &&
+           job.in.stride % alignof(A) == 0;
+}
+
+// In place, blocks [first, last) read only inside the row; the blocks before and after read edge lines.
+template <class A> void plan_segments(Plan<A> &p) {
+    const size_t block = block_elems<A>();
+    const size_t first = (p.halo + block - 1) / block * block;
+    const size_t last = p.n >= p.halo ? (p.n - p.halo) / block * block : 0;
+    p.in_place = input_is_accumulator_type<A>(*p.job) && last > first;
+    if (!p.in_place) {
+        p.segments = {{{0, p.padded, 0}, Source::Bordered}};
+        p.source_length = p.padded + 2 * p.halo;
+        return;
+    }
+    p.left_length = first + 2 * p.halo;
+    p.right_length = p.padded - last + 2 * p.halo;
+    p.source_length = p.left_length + p.right_length;
+    if (first > 0) p.segments.push_back({{0, first, 0}, Source::LeftEdge});
+    p.segments.push_back({{first, last, p.halo}, Source::InPlace});
+    p.segments.push_back({{last, p.padded, last}, Source::RightEdge});
+}
+
+template <class A> Plan<A> make_plan(const ConvolveJob &job) {
+    const gpk_filter &f = *job.filter;
+    Plan<A> p;
+    p.job = &job;
+    p.width = job.in.width;
+    p.height = job.in.height;
+    p.channels = job.in.channels;
+    p.n = p.width * p.channels;
+    p.border = int(job.border);
+    p.separable = f.separable;
+    p.kh = f.kh;
+    p.kw = f.kw;
+    p.rh = f.kh / 2;
+    p.rw = f.kw / 2;
+    if (f.separable) {
+        p.window_taps = taps_as<A>(f.col);
+        p.row_taps = taps_as<A>(f.row);
+        // An all-zero column filter makes every output exactly 0, whatever the row pass gives; its
+        // (possibly huge) taps are then not needed and need not fit the accumulator.
+        bool zero_col = std::all_of(f.col.begin(), f.col.end(), [](double t) { return t == 0; });
+        if (zero_col) std::fill(p.row_taps.begin(), p.row_taps.end(), A(0));
+    } else {
+        p.window_taps = taps_as<A>(f.taps);
+    }
+    p.padded = padded_length<A>(p.n);
+    p.halo = size_t(p.rw) * p.channels;
+    plan_segments(p);
+    p.ring_row_length = f.separable ? p.padded : p.source_length;
+    return p;
+}
+
+template <class A> void convert_row(gpk_dtype dtype, const void *src, A *dst, size_t n) {
+    switch (dtype) {
+    case GPK_U8:
+        convert_samples(static_cast<const uint8_t *>(src), dst, n);
+        return;
+    case GPK_U16:
+        convert_samples(static_cast<const uint16_t *>(src), dst, n);
+        return;
+    default:
+        if constexpr (std::is_floating_point_v<A>) {
+            if (dtype == GPK_F32)
+                convert_samples(static_cast<const float *>(src), dst, n);
+            else
+                convert_samples(static_cast<const double *>(src), dst, n);
+            return;
+        }
+        fail(GPK_ERR_INTERNAL, "convolve: an integer accumulator for a float image");
+    }
+}
+
+template <class A> const char *input_row(const Plan<A> &p, size_t sy) {
+    return static_cast<const char *>(p.job->in_data) + sy * p.job->in.stride;
+}
+
+// Converts input row `sy` into `line`, with rw pixels on each side read through the border rule.
+template <class A> void load_bordered_line(const Plan<A> &p, size_t sy, A *line) {
+    const size_t c = p.channels;
+    A *interior = line + p.halo;
+    convert_row(p.job->in.dtype, input_row(p, sy), interior, p.n);
+    auto fill = [&](long long x) {
+        A *dst = interior + x * (long long)c;
+        long long sx = border_index(x, (long long)p.width, p.border);
+        for (size_t k = 0; k < c; ++k) dst[k] = sx < 0 ? A(0) : interior[size_t(sx) * c + k];
+    };
+    for (long long x = -p.rw; x < 0; ++x) fill(x);
+    for (long long x = (long long)p.width; x < (long long)p.width + p.rw; ++x) fill(x);
+}
+
+// In place: bordered samples [begin, end) of input row `sy` into dst (bordered sample j is pixel
+// j / channels - rw, channel j % channels). Samples past the right border are the padding the tap loop
+// reads for outputs it drops: 0.
+template <class A> void load_edge_line(const Plan<A> &p, size_t sy, size_t begin, size_t end, A *dst) {
+    const char *row = input_row(p, sy);
+    const size_t inside_begin = std::max(begin, p.halo), inside_end = std::min(end, p.halo + p.n);
+    if (inside_begin < inside_end)
+        std::memcpy(dst + (inside_begin - begin), row + (inside_begin - p.halo) * sizeof(A),
+                    (inside_end - inside_begin) * sizeof(A));
+    auto outside = [&](size_t j) {
+        const long long x = (long long)(j / p.channels) - p.rw;
+        const long long sx =
+            x < (long long)p.width + p.rw ? border_index(x, (long long)p.width, p.border) : -1;
+        A v = A(0);
+        if (sx >= 0) std::memcpy(&v, row + (size_t(sx) * p.channels + j % p.channels) * sizeof(A), sizeof(A));
+        dst[j - begin] = v;
+    };
+    for (size_t j = begin; j < std::min(end, p.halo); ++j) outside(j);
+    for (size_t j = std::max(begin, p.halo + p.n); j < end; ++j) outside(j);
+}
+
+// A source row as the horizontal tap pass reads it; null lines for a zero-border row.
+template <class A> struct SourceRow {
+    const A *row = nullptr;   // in place: the input row
+    const A *lines = nullptr; // the bordered line, or (in place) the left edge line followed by the right
+};
+
+// Builds source row `sy` in `buffer` (source_length elements).
+template <class A> SourceRow<A> load_source_row(const Plan<A> &p, size_t sy, A *buffer) {
+    if (!p.in_place) {
+        load_bordered_line(p, sy, buffer);
+        return {nullptr, buffer};
+    }
+    const size_t last = p.segments.back().span.origin;
+    load_edge_line(p, sy, 0, p.left_length, buffer);
+    load_edge_line(p, sy, last, last + p.right_length, buffer + p.left_length);
+    return {reinterpret_cast<const A *>(input_row(p, sy)), buffer};
+}
+
+template <class A> const A *segment_line(const Plan<A> &p, const SourceRow<A> &s, Source source) {
+    if (!s.lines) return nullptr;
+    switch (source) {
+    case Source::InPlace:
+        return s.row;
+    case Source::RightEdge:
+        return s.lines + p.left_length;
+    default:
+        return s.lines;
+    }
+}
+
+// What one thread needs to filter bands of rows: the ring of window rows and, for a separable filter, the
+// lines that the row pass reads.
+template <class A> struct BandScratch {
+    size_t slots; // window positions kept in the ring
+    std::unique_ptr<A[]> ring, line;
+    std::vector<SourceRow<A>> slot_source; // 2D: the window's source rows
+    std::vector<const A *> slot_filtered;  // separable: the window's row-filtered rows (null: zero border)
+    std::vector<const A *> window;
+    explicit BandScratch(const Plan<A> &p)
+        : slots(size_t(p.kh) + kMaxRowsPerPass - 1), ring(allocate<A>(slots * p.ring_row_length)),
+          line(allocate<A>(p.separable ? p.source_length : 0)), slot_source(slots), slot_filtered(slots),
+          window(slots) {}
+};
+
+// Fills the ring slot of window position `pos` (an input row index, maybe outside the image).
+template <class A> void load_window_row(const Plan<A> &p, BandScratch<A> &s, long long pos) {
+    const size_t slot = size_t(positive_mod(pos, (long long)s.slots));
+    const long long sy = border_index(pos, (long long)p.height, p.border);
+    A *ring_row = s.ring.get() + slot * p.ring_row_length;
+    if (!p.separable) {
+        s.slot_source[slot] = sy < 0 ? SourceRow<A>{} : load_source_row(p, size_t(sy), ring_row);
+        return;
+    }
+    s.slot_filtered[slot] = sy < 0 ? nullptr : ring_row;
+    if (sy < 0) return;
+    const SourceRow<A> source = load_source_row(p, size_t(sy), s.line.get());
+    for (const Segment &seg : p.segments) {
+        const A *line = segment_line(p, source, seg.source);
+        correlate(&line, p.row_taps.data(), 1, p.kw, p.channels, &ring_row, 1, seg.span);
+    }
+}
+
+// The window's tap pass for `rows` output rows starting at y (window positions y - rh onwards).
+template <class A> void window_pass(const Plan<A> &p, BandScratch<A> &s, size_t y, int rows, A *const *out) {
+    const size_t count = size_t(p.kh + rows - 1);
+    auto slot_of = [&](size_t a) {
+        return size_t(positive_mod((long long)y - p.rh + (long long)a, (long long)s.slots));
+    };
+    if (p.separable) {
+        for (size_t a = 0; a < count; ++a) s.window[a] = s.slot_filtered[slot_of(a)];
+        correlate(s.window.data(), p.window_taps.data(), p.kh, 1, 0, out, rows, Span{0, p.padded, 0});
+        return;
+    }
+    for (const Segment &seg : p.segments) {
+        for (size_t a = 0; a < count; ++a)
+            s.window[a] = segment_line(p, s.slot_source[slot_of(a)], seg.source);
+        correlate(s.window.data(), p.window_taps.data(), p.kh, p.kw, p.channels, out, rows, seg.span);
+    }
+}
+
+// Filters rows [y0, y1): target(y) gives the padded row that receives output row y's accumulated
+// values, then done(y, row) is called.
+template <class A, class Target, class Done>
+void filter_band(const Plan<A> &p, BandScratch<A> &s, size_t y0, size_t y1, Target &&target, Done &&done) {
+    long long next = (long long)y0 - p.rh; // the next window position to load
+    for (size_t y = y0; y < y1;) {
+        const int rows = int(std::min<size_t>(kMaxRowsPerPass, y1 - y));
+        for (; next <= (long long)y + rows - 1 + p.rh; ++next) load_window_row(p, s, next);
+        A *out[kMaxRowsPerPass];
+        for (int r = 0; r < rows; ++r) out[r] = target(y + size_t(r));
+        window_pass(p, s, y, rows, out);
+        for (int r = 0; r < rows; ++r) done(y + size_t(r), out[r]);
+        y += size_t(rows);
+    }
+}
+
+} // namespace gpk::cpu::conv
