@@ -100,7 +100,7 @@ template <class A> void convolve_minmax(ThreadPool &pool, const Plan<A> &p, conv
     const size_t pitch = p.padded;
     if (p.height > std::numeric_limits<size_t>::max() / pitch)
         fail(GPK_ERR_OUT_OF_MEMORY, "convolve: the min/max buffer is too large");
-    auto filtered = allocate<A>(p.height * pitch, false);
+    const conv::LargeBuffer<A> filtered(p.height * pitch);
     ChannelRange<A> range;
     std::mutex range_mutex;
     for_each_chunk(

@@ -22,6 +22,10 @@
 #include <type_traits>
 #include <vector>
 
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
+
 namespace gpk::cpu::conv {
 
 // A buffer of `count` elements (zero-filled unless asked not to); running out of memory names the bytes.
@@ -35,6 +39,50 @@ template <class T> std::unique_ptr<T[]> allocate(size_t count, bool zeroed = tru
              "convolve: out of host memory allocating " + std::to_string(count * sizeof(T)) + " bytes");
     return std::unique_ptr<T[]>(p);
 }
+
+// A large buffer of `count` elements, not initialised, in huge pages where the system gives them: the
+// min/max pass fills hundreds of megabytes once, and 4 KiB pages would cost a fault each.
+template <class T> class LargeBuffer {
+public:
+    explicit LargeBuffer(size_t count) {
+        if (count > std::numeric_limits<size_t>::max() / sizeof(T))
+            fail(GPK_ERR_OUT_OF_MEMORY,
+                 "convolve: a buffer of " + std::to_string(count) + " elements is too large");
+        bytes_ = count * sizeof(T);
+#if defined(__linux__)
+        if (bytes_ >= kHugePage) {
+            bytes_ = (bytes_ + kHugePage - 1) / kHugePage * kHugePage;
+            void *p = mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+            if (p == MAP_FAILED)
+                fail(GPK_ERR_OUT_OF_MEMORY,
+                     "convolve: out of host memory allocating " + std::to_string(bytes_) + " bytes");
+            madvise(p, bytes_, MADV_HUGEPAGE); // advice only: 4 KiB pages still work
+            data_ = static_cast<T *>(p);
+            mapped_ = true;
+            return;
+        }
+#endif
+        owned_ = allocate<T>(count, false);
+        data_ = owned_.get();
+    }
+    ~LargeBuffer() {
+#if defined(__linux__)
+        if (mapped_) munmap(data_, bytes_);
+#endif
+    }
+    LargeBuffer(const LargeBuffer &) = delete;
+    LargeBuffer &operator=(const LargeBuffer &) = delete;
+    T *get() const {
+        return data_;
+    }
+
+private:
+    static constexpr size_t kHugePage = size_t(2) << 20;
+    T *data_ = nullptr;
+    size_t bytes_ = 0;
+    bool mapped_ = false;
+    std::unique_ptr<T[]> owned_;
+};
 
 inline long long positive_mod(long long a, long long m) {
     return ((a % m) + m) % m;

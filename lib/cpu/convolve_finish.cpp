@@ -248,31 +248,48 @@ GPK_INLINE void finish_impl(const A *acc, Out *out, size_t n, const RowFinish &f
         finish_exact_minmax(acc, out, n, f);
 }
 
-// Per-phase vector minima and maxima, folded into the channels at the end. NaN compares false: skipped.
-template <class A> GPK_INLINE void min_max_impl(const A *acc, size_t n, unsigned channels, A *lo, A *hi) {
+// Per-phase vector minima and maxima over runs of kChannels vectors (vector j of a run starts at phase
+// j * L % kChannels, known at compile time, so the sums stay in registers), folded into the channels at the
+// end. NaN compares false and is skipped.
+template <class A, unsigned kChannels>
+GPK_INLINE void min_max_channels(const A *acc, size_t n, A *lo, A *hi) {
     using V = typename Vector<A>::type;
     constexpr unsigned L = sizeof(V) / sizeof(A);
-    const ChannelLanes<A> lo_start(lo, channels), hi_start(hi, channels);
-    V lo_v[4], hi_v[4];
-    for (unsigned p = 0; p < channels; ++p) lo_v[p] = lo_start.phase[p], hi_v[p] = hi_start.phase[p];
+    const ChannelLanes<A> lo_start(lo, kChannels), hi_start(hi, kChannels);
+    V lo_v[kChannels], hi_v[kChannels];
+    for (unsigned j = 0; j < kChannels; ++j)
+        lo_v[j] = lo_start.phase[j * L % kChannels], hi_v[j] = hi_start.phase[j * L % kChannels];
     size_t i = 0;
-    unsigned phase = 0;
-    for (; i + L <= n; i += L) {
-        const V v = load<V>(acc + i);
-        lo_v[phase] = v < lo_v[phase] ? v : lo_v[phase];
-        hi_v[phase] = v > hi_v[phase] ? v : hi_v[phase];
-        phase += L % channels;
-        if (phase >= channels) phase -= channels;
-    }
-    for (unsigned p = 0; p < channels; ++p)
-        for (unsigned k = 0; k < L; ++k) {
-            const unsigned c = (p + k) % channels;
-            lo[c] = lo_v[p][k] < lo[c] ? lo_v[p][k] : lo[c];
-            hi[c] = hi_v[p][k] > hi[c] ? hi_v[p][k] : hi[c];
+    for (; i + kChannels * L <= n; i += kChannels * L)
+#pragma GCC unroll 4
+        for (unsigned j = 0; j < kChannels; ++j) {
+            const V v = load<V>(acc + i + j * L);
+            lo_v[j] = v < lo_v[j] ? v : lo_v[j];
+            hi_v[j] = v > hi_v[j] ? v : hi_v[j];
         }
-    for (; i < n; ++i, phase = phase + 1 == channels ? 0 : phase + 1) {
-        lo[phase] = acc[i] < lo[phase] ? acc[i] : lo[phase];
-        hi[phase] = acc[i] > hi[phase] ? acc[i] : hi[phase];
+    for (unsigned j = 0; j < kChannels; ++j)
+        for (unsigned k = 0; k < L; ++k) {
+            const unsigned c = (j * L + k) % kChannels;
+            lo[c] = lo_v[j][k] < lo[c] ? lo_v[j][k] : lo[c];
+            hi[c] = hi_v[j][k] > hi[c] ? hi_v[j][k] : hi[c];
+        }
+    for (; i < n; ++i) { // i is a multiple of kChannels here
+        const unsigned c = unsigned(i % kChannels);
+        lo[c] = acc[i] < lo[c] ? acc[i] : lo[c];
+        hi[c] = acc[i] > hi[c] ? acc[i] : hi[c];
+    }
+}
+
+template <class A> GPK_INLINE void min_max_impl(const A *acc, size_t n, unsigned channels, A *lo, A *hi) {
+    switch (channels) {
+    case 1:
+        return min_max_channels<A, 1>(acc, n, lo, hi);
+    case 2:
+        return min_max_channels<A, 2>(acc, n, lo, hi);
+    case 3:
+        return min_max_channels<A, 3>(acc, n, lo, hi);
+    default:
+        return min_max_channels<A, 4>(acc, n, lo, hi);
     }
 }
 
