@@ -1,5 +1,5 @@
-// The CPU histogram (SPEC §2). The samples are split into one contiguous range of pixels per thread.
-// Each thread counts into several interleaved 32-bit sub-tables ("lanes": consecutive samples go to
+// The CPU histogram (SPEC §2). Threads take chunks of contiguous pixels as they come free. Each thread
+// counts into several interleaved 32-bit sub-tables ("lanes": consecutive samples go to
 // different tables, so runs of equal samples do not wait on one counter), flushed into 64-bit totals
 // before any of them could overflow; the totals of all threads are added at the end. u8 and u16
 // samples are counted by value and mapped to bins afterwards (256 or 65536 values, each binned once
@@ -10,6 +10,7 @@
 #include "engine/error.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <new>
@@ -26,6 +27,8 @@ constexpr size_t kParallelSamples = size_t(1) << 15;
 constexpr size_t kFlushSamples = size_t(12) << 28;
 // Small lane tables of a thread stay in L1 (more lanes than fit there measured slower).
 constexpr size_t kLaneBytes = size_t(16) << 10;
+// Chunks of pixels per thread, taken dynamically.
+constexpr size_t kChunksPerThread = 16;
 // Beyond this many entries per thread, count in 64-bit directly (no lanes, no flushes).
 constexpr size_t kWideEntries = size_t(1) << 22;
 // Thread-private tables of all threads together, before fewer threads are used.
@@ -91,6 +94,8 @@ template <class T, unsigned L, class Index> struct SampleKernel {
     Index index;
     size_t ts;
     template <class Counter> void operator()(const unsigned char *p, size_t samples, Counter *tables) const {
+        const Index index = this->index; // locals: stores to the tables cannot change them
+        const size_t ts = this->ts;
         size_t s = 0;
         for (; s + L <= samples; s += L, p += L * sizeof(T))
             for (unsigned l = 0; l < L; ++l) ++tables[l * ts + index(load<T>(p + l * sizeof(T)))];
@@ -103,25 +108,26 @@ template <class T, unsigned L, class Index> struct SampleKernel {
 // more, the test being a multiply and a compare.
 template <class T, unsigned C, unsigned L> struct ValueRunKernel {
     using Sample = T;
+    static constexpr size_t kTable = size_t(1) << (8 * sizeof(T)); // a constant: offsets fold into addresses
     static constexpr unsigned kPixelBytes = sizeof(T) * C, kWordSamples = 8 / sizeof(T);
     static constexpr uint64_t kPixelMask =
         kPixelBytes == 4 ? 0xffffffffull : (uint64_t(1) << (8 * kPixelBytes)) - 1;
     static constexpr uint64_t kRepeat = kPixelBytes == 1   ? 0x0101010101010101ull
                                         : kPixelBytes == 2 ? 0x0001000100010001ull
                                                            : 0x0000000100000001ull;
-    size_t ts;
     template <class Counter> void operator()(const unsigned char *p, size_t samples, Counter *tables) const {
         size_t s = 0;
         for (; s + kWordSamples <= samples; s += kWordSamples, p += 8) {
             uint64_t word = load<uint64_t>(p);
             if (word == (word & kPixelMask) * kRepeat) {
                 for (unsigned c = 0; c < C; ++c)
-                    tables[c * ts + load<T>(p + c * sizeof(T))] += kWordSamples / C;
+                    tables[c * kTable + load<T>(p + c * sizeof(T))] += kWordSamples / C;
                 continue;
             }
-            for (unsigned g = 0; g < kWordSamples; ++g) ++tables[(g % L) * ts + load<T>(p + g * sizeof(T))];
+            for (unsigned g = 0; g < kWordSamples; ++g)
+                ++tables[(g % L) * kTable + load<T>(p + g * sizeof(T))];
         }
-        for (unsigned g = 0; s < samples; ++s, ++g, p += sizeof(T)) ++tables[(g % L) * ts + load<T>(p)];
+        for (unsigned g = 0; s < samples; ++s, ++g, p += sizeof(T)) ++tables[(g % L) * kTable + load<T>(p)];
     }
 };
 
@@ -134,6 +140,9 @@ template <class T, unsigned L> struct DirectKernel {
     uint64_t fast_below;
     size_t ts;
     template <class Counter> void operator()(const unsigned char *p, size_t samples, Counter *tables) const {
+        const DirectIndex index = this->index; // locals: stores to the tables cannot change them
+        const uint64_t fast_below = this->fast_below;
+        const size_t ts = this->ts;
         size_t s = 0;
         for (; s + G <= samples; s += G, p += G * sizeof(T)) {
             uint32_t any = 0;
@@ -174,20 +183,27 @@ void count_pixels(const HistogramJob &job, const Plan &plan, PartCounts &part, s
             samples -= take;
         }
     }
-    if (!Wide) part.flush(plan, job.channels);
 }
 
+// Threads take chunks of pixels as they come free (a thread slowed by other work holds up no one); each
+// thread counts into its own tables, so the counts do not depend on who took which chunk.
 template <class Kernel>
 void count_all(ThreadPool &pool, const HistogramJob &job, const Plan &plan, std::vector<PartCounts> &parts,
                const Kernel &kernel) {
     size_t pixels = job.width * job.height;
+    size_t chunks =
+        std::max<size_t>(plan.parts, std::min<size_t>(plan.parts * kChunksPerThread, pixels / 4096));
+    std::atomic<size_t> next{0};
     pool.run(
-        [&](unsigned part, unsigned count) {
-            size_t begin = pixels * part / count, end = pixels * (part + 1) / count;
-            if (plan.wide)
-                count_pixels<true>(job, plan, parts[part], begin, end, kernel);
-            else
-                count_pixels<false>(job, plan, parts[part], begin, end, kernel);
+        [&](unsigned part, unsigned) {
+            for (size_t k; (k = next.fetch_add(1)) < chunks;) {
+                size_t begin = pixels * k / chunks, end = pixels * (k + 1) / chunks;
+                if (plan.wide)
+                    count_pixels<true>(job, plan, parts[part], begin, end, kernel);
+                else
+                    count_pixels<false>(job, plan, parts[part], begin, end, kernel);
+            }
+            if (!plan.wide) parts[part].flush(plan, job.channels);
         },
         plan.parts);
 }
@@ -216,17 +232,16 @@ void count_generic(ThreadPool &pool, const HistogramJob &job, const Plan &plan,
 template <class T>
 void count_values(ThreadPool &pool, const HistogramJob &job, const Plan &plan,
                   std::vector<PartCounts> &parts) {
-    size_t ts = plan.table_size;
     unsigned c = job.channels;
     if constexpr (sizeof(T) == 1) {
         if (!plan.wide && plan.lanes == 8) {
-            if (c == 1) return count_all(pool, job, plan, parts, ValueRunKernel<T, 1, 8>{ts});
-            if (c == 2) return count_all(pool, job, plan, parts, ValueRunKernel<T, 2, 8>{ts});
-            if (c == 4) return count_all(pool, job, plan, parts, ValueRunKernel<T, 4, 8>{ts});
+            if (c == 1) return count_all(pool, job, plan, parts, ValueRunKernel<T, 1, 8>{});
+            if (c == 2) return count_all(pool, job, plan, parts, ValueRunKernel<T, 2, 8>{});
+            if (c == 4) return count_all(pool, job, plan, parts, ValueRunKernel<T, 4, 8>{});
         }
     } else if (!plan.wide && plan.lanes == 2) {
-        if (c == 1) return count_all(pool, job, plan, parts, ValueRunKernel<T, 1, 2>{ts});
-        if (c == 2) return count_all(pool, job, plan, parts, ValueRunKernel<T, 2, 2>{ts});
+        if (c == 1) return count_all(pool, job, plan, parts, ValueRunKernel<T, 1, 2>{});
+        if (c == 2) return count_all(pool, job, plan, parts, ValueRunKernel<T, 2, 2>{});
     }
     count_generic<T>(pool, job, plan, parts, ValueIndex{});
 }
