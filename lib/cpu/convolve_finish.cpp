@@ -95,7 +95,7 @@ GPK_INLINE void map_to_output(const A *acc, Out *out, size_t n, unsigned channel
     size_t i = 0;
     unsigned phase = 0;
     auto scalar = [&] {
-        out[i] = float_to_output<Out>(transform(acc[i], phase));
+        simd::put(out + i, float_to_output<Out>(transform(acc[i], phase)));
         ++i;
         phase = phase + 1 == channels ? 0 : phase + 1;
     };
@@ -161,7 +161,7 @@ GPK_INLINE void finish_exact_none(const A *acc, Out *out, size_t n, const RowFin
     if constexpr (is_float_v<A>) {
         map_to_output(acc, out, n, f.channels, f.stream_output, [](auto v, unsigned) { return v; });
     } else {
-        for (size_t i = 0; i < n; ++i) out[i] = exact_to_output<Out>((long long)acc[i]);
+        for (size_t i = 0; i < n; ++i) simd::put(out + i, exact_to_output<Out>((long long)acc[i]));
     }
 }
 
@@ -177,7 +177,7 @@ template <class A> constexpr double exact_integer_limit() {
 template <class A, class Out>
 GPK_INLINE void finish_exact_sum(const A *acc, Out *out, size_t n, const RowFinish &f) {
     if constexpr (is_float_v<Out>) {
-        for (size_t i = 0; i < n; ++i) out[i] = Out(double((long long)acc[i]) / f.sum);
+        for (size_t i = 0; i < n; ++i) simd::put(out + i, Out(double((long long)acc[i]) / f.sum));
         return;
     }
     const long long sum = (long long)f.sum;
@@ -195,7 +195,8 @@ GPK_INLINE void finish_exact_sum(const A *acc, Out *out, size_t n, const RowFini
             return;
         }
     }
-    for (size_t i = 0; i < n; ++i) out[i] = exact_to_output<Out>(div_round((long long)acc[i], sum));
+    for (size_t i = 0; i < n; ++i)
+        simd::put(out + i, exact_to_output<Out>(div_round((long long)acc[i], sum)));
 }
 
 // minmax_int(v, min, max) for integer outputs, (double)(v - min) * 255 / (double)(max - min) for float ones
@@ -228,9 +229,9 @@ GPK_INLINE void finish_exact_minmax(const A *acc, Out *out, size_t n, const RowF
         const unsigned c = unsigned(i % channels);
         const long long v = (long long)acc[i], lo = f.min_int[c], hi = f.max_int[c];
         if constexpr (is_float_v<Out>)
-            out[i] = hi == lo ? Out(0) : Out(double(v - lo) * 255.0 / double(hi - lo));
+            simd::put(out + i, hi == lo ? Out(0) : Out(double(v - lo) * 255.0 / double(hi - lo)));
         else
-            out[i] = Out(minmax_int(v, lo, hi));
+            simd::put(out + i, Out(minmax_int(v, lo, hi)));
     }
 }
 

@@ -10,8 +10,10 @@ using simd::load;
 using simd::store;
 using simd::Vector;
 
+// Image rows need not be aligned to their sample size (a stride is any byte count): samples are read and
+// written through memcpy.
 template <class In, class A> GPK_INLINE void convert_impl(const In *src, A *dst, size_t n) {
-    for (size_t i = 0; i < n; ++i) dst[i] = A(src[i]);
+    for (size_t i = 0; i < n; ++i) dst[i] = A(simd::get(src + i));
 }
 
 // The tap loop over `kRows` output rows at once, from kh + kRows - 1 lines: each vector loaded from a line

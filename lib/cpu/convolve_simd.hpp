@@ -28,4 +28,15 @@ template <class V, class A> GPK_INLINE void store(A *p, V v) {
     std::memcpy(p, &v, sizeof v);
 }
 
+// One sample at an address that may not be aligned to its size.
+template <class T> GPK_INLINE T get(const T *p) {
+    T v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+}
+
+template <class T> GPK_INLINE void put(T *p, T v) {
+    std::memcpy(p, &v, sizeof v);
+}
+
 } // namespace gpk::cpu::conv::simd
