@@ -177,8 +177,7 @@ const double *HeatSolver::level_row(const double *ring, unsigned level, size_t r
 void HeatSolver::band_pass(unsigned part, unsigned iterations) {
     size_t r0 = 1 + n_ * part / parts_, r1 = 1 + n_ * (part + 1) / parts_;
     double *ring = rings_.data() + size_t(part) * 3 * (max_pass_ - 1) * pitch_;
-    double *maxdiff = band_maxdiff_.data() + size_t(part) * max_pass_;
-    std::fill(maxdiff, maxdiff + iterations, 0.0);
+    double maxdiff[kMaxPassIterations] = {}; // local: the bands' slots share a cache line
     auto lo = [&](unsigned s) {
         size_t w = iterations - s;
         return r0 > w + 1 ? r0 - w : size_t(1);
@@ -195,6 +194,7 @@ void HeatSolver::band_pass(unsigned part, unsigned iterations) {
             if (j >= r0 && j < r1) maxdiff[s - 1] = std::max(maxdiff[s - 1], d);
         }
     }
+    std::copy(maxdiff, maxdiff + iterations, band_maxdiff_.data() + size_t(part) * max_pass_);
 }
 
 void HeatSolver::pass(unsigned iterations) {
