@@ -284,7 +284,8 @@ typedef struct gpk_histogram_params {
     size_t width;       /**< samples per row (per channel), >= 1 */
     size_t height;      /**< rows, >= 1 (1 for 1D data), default 1 */
     unsigned channels;  /**< interleaved channels, 1..4, default 1 */
-    size_t stride;      /**< row pitch in bytes; 0 (default) = width*channels*sample size */
+    /** Row pitch in bytes, a multiple of the sample size; 0 (default) = width*channels*sample size. */
+    size_t stride;
     size_t bins;        /**< bins per channel, >= 1, default 256 */
     double lower;       /**< lower edge (inclusive), default 0 */
     double upper;       /**< upper edge (exclusive), > lower, default 256 */
@@ -306,13 +307,14 @@ GPK_API gpk_status gpk_histogram_params_init(gpk_histogram_params *params);
  *  for v < upper going to the last bin. Samples outside [lower, upper) and NaN are not counted.
  *  Counting is exact (64-bit) on every backend and identical between backends.
  *
- *  data: height rows of `stride` bytes; the bytes between width*channels samples and the stride are
- *  never read.
+ *  data: height rows of `stride` bytes, aligned to the sample size; the bytes between width*channels
+ *  samples and the stride are never read.
  *  hist: channels*bins counters, channel-major (hist[c*bins + b]); overwritten.
  *  uncounted: optional (NULL to skip), `channels` counters receiving the samples not counted.
  *
  *  Returns GPK_OK; GPK_ERR_INVALID_ARGUMENT (NULL data or hist, wrong struct_size, unknown dtype,
- *  zero width/height/bins, channels outside 1..4, stride too small, non-finite or empty range, a size
+ *  zero width/height/bins, channels outside 1..4, stride too small or not a multiple of the sample
+ *  size, data not aligned to the sample size, non-finite or empty range, a size
  *  whose product overflows); GPK_ERR_OUT_OF_MEMORY; GPK_ERR_DEVICE. Data larger than the GPU is
  *  streamed in chunks. */
 GPK_API gpk_status gpk_histogram(gpk_context *ctx, const gpk_histogram_params *params, const void *data,
@@ -398,7 +400,7 @@ typedef struct gpk_image {
     size_t width;       /**< >= 1 */
     size_t height;      /**< >= 1 */
     unsigned channels;  /**< interleaved, 1..4 */
-    size_t stride;      /**< row pitch in bytes; 0 = packed */
+    size_t stride;      /**< row pitch in bytes, a multiple of the sample size; 0 = packed */
 } gpk_image;
 
 /** Sets *image to a packed image of the given shape. Returns GPK_OK or GPK_ERR_INVALID_ARGUMENT
@@ -431,7 +433,8 @@ GPK_API gpk_status gpk_convolve_params_init(gpk_convolve_params *params);
  *  every backend, normalisations included (sum: rounded division; minmax: truncating division, as in
  *  the Laplacian exercise). Otherwise the sums accumulate in params->accumulate precision.
  *
- *  in_data and out_data must not overlap.
+ *  in_data and out_data are aligned to their sample sizes and must not overlap. Output bytes between
+ *  a row's samples and the stride are left untouched.
  *
  *  Returns GPK_OK; GPK_ERR_INVALID_ARGUMENT (NULL pointers, wrong struct_size, unknown enum values,
  *  sizes that differ between in and out, a dtype other than u8/u16/f32/f64, channels outside 1..4,

@@ -109,6 +109,14 @@ double dtype_max(gpk_dtype t) {
     }
 }
 
+// Samples are read and written as their type: the data must be aligned to the sample size.
+void check_alignment(const void *data, gpk_dtype dtype, const std::string &name) {
+    size_t elem = gpk_dtype_size(dtype);
+    if (reinterpret_cast<uintptr_t>(data) % elem != 0)
+        invalid(name + " is not aligned to the " + gpk_dtype_name(dtype) + " sample size (" +
+                std::to_string(elem) + " bytes)");
+}
+
 // Resolves a stride (0 = packed) after checking the row fits; returns the stride in bytes.
 size_t resolve_stride(const std::string &name, size_t width, size_t height, unsigned channels,
                       gpk_dtype dtype, size_t stride) {
@@ -119,6 +127,9 @@ size_t resolve_stride(const std::string &name, size_t width, size_t height, unsi
     size_t row = checked_mul(checked_mul(width, channels, name + " row size"), gpk_dtype_size(dtype),
                              name + " row size in bytes");
     if (stride == 0) stride = row;
+    if (stride % gpk_dtype_size(dtype) != 0)
+        invalid(name + "->stride is " + std::to_string(stride) + " bytes; it must be a multiple of the " +
+                gpk_dtype_name(dtype) + " sample size (" + std::to_string(gpk_dtype_size(dtype)) + ")");
     if (stride < row)
         invalid(name + "->stride is " + std::to_string(stride) + " bytes; a row of " + std::to_string(width) +
                 " x " + std::to_string(channels) + " " + gpk_dtype_name(dtype) + " samples needs at least " +
@@ -534,6 +545,7 @@ GPK_API gpk_status gpk_histogram(gpk_context *ctx, const gpk_histogram_params *p
         job.upper = p.upper;
         job.saturate = p.saturate;
         job.direct_bins = integer_dtype(p.dtype) && p.lower == 0 && p.upper == double(p.bins);
+        check_alignment(data, p.dtype, "data");
         job.data = data;
         job.hist = hist;
         job.uncounted = uncounted;
@@ -648,6 +660,8 @@ GPK_API gpk_status gpk_convolve(gpk_context *ctx, const gpk_convolve_params *par
         const gpk_filter &f = *params->filter;
         if (params->normalize == GPK_NORMALIZE_SUM && f.sum == 0)
             invalid("params->normalize is GPK_NORMALIZE_SUM but the filter's taps sum to 0");
+        check_alignment(in_data, job.in.dtype, "in_data");
+        check_alignment(out_data, job.out.dtype, "out_data");
         if (ranges_overlap(in_data, image_bytes(job.in), out_data, image_bytes(job.out)))
             invalid("in_data and out_data overlap; convolution cannot run in place");
         job.in_data = in_data;
