@@ -1,7 +1,7 @@
 #!/bin/sh
-# Runs the image-reader fuzz target for a bounded time: new inputs go to WORK_DIR, the committed seeds
+# Runs a libFuzzer target for a bounded time: new inputs go to WORK_DIR, the committed seeds
 # in SEED_DIR are read only, and a crashing input is saved in WORK_DIR (crash-*) and fails the run.
-# Usage: run_image_fuzz.sh FUZZER SEED_DIR WORK_DIR [SECONDS]   (SECONDS: default $GPK_FUZZ_SECONDS or 60)
+# Usage: run_fuzz.sh FUZZER SEED_DIR WORK_DIR [SECONDS]   (SECONDS: default $GPK_FUZZ_SECONDS or 60)
 set -eu
 fuzzer=$1
 seeds=$2
