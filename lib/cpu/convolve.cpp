@@ -146,7 +146,7 @@ double exact_bound(const ConvolveJob &job) {
     const double top = job.in.dtype == GPK_U8 ? 255.0 : 65535.0;
     if (!f.separable) return sum_of_abs(f.taps) * top;
     const double col = sum_of_abs(f.col);
-    if (col == 0) return 0; // every output is 0 and the row pass is skipped (make_plan)
+    if (col == 0) return 0; // every output is 0: make_plan zeroes the row taps
     return std::max(sum_of_abs(f.row), sum_of_abs(f.row) * col) * top;
 }
 
