@@ -2,6 +2,7 @@
 // code (0 pass, 1 fail, 77 skip). Header-only so that every suite (CPU, GPU, CLI helpers) can use it.
 #pragma once
 
+#include <atomic>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -9,12 +10,13 @@
 
 namespace check {
 
-inline int &failures() {
-    static int n = 0;
+// Atomic: tests may check from several threads.
+inline std::atomic<int> &failures() {
+    static std::atomic<int> n{0};
     return n;
 }
-inline int &checks() {
-    static int n = 0;
+inline std::atomic<int> &checks() {
+    static std::atomic<int> n{0};
     return n;
 }
 
@@ -27,7 +29,7 @@ inline void report(bool ok, const char *expr, const char *file, int line, const 
 }
 
 inline int finish(const char *name) {
-    std::printf("%s: %d checks, %d failed\n", name, checks(), failures());
+    std::printf("%s: %d checks, %d failed\n", name, checks().load(), failures().load());
     return failures() == 0 ? 0 : 1;
 }
 
