@@ -82,7 +82,7 @@ GPK_INLINE void map_to_output(const A *acc, Out *out, size_t n, unsigned channel
     typedef int32_t Whole __attribute__((vector_size(L * sizeof(int32_t))));
     typedef Out Narrow __attribute__((vector_size(L * sizeof(Out))));
     const V zero = V{}, hi = A(std::numeric_limits<Out>::max()) - zero, half = below_half<A>() - zero;
-    auto convert = [&](V v) {
+    auto convert = [&](V v) GPK_LAMBDA_INLINE {
         if constexpr (is_float_v<Out>) {
             return __builtin_convertvector(v, Narrow);
         } else {
@@ -133,19 +133,21 @@ GPK_INLINE void finish_float(const A *acc, Out *out, size_t n, const RowFinish &
     using V = typename Vector<A>::type;
     const unsigned channels = f.channels;
     if (f.normalize == GPK_NORMALIZE_NONE) {
-        map_to_output(acc, out, n, channels, f.stream_output, [](auto v, unsigned) { return v; });
+        map_to_output(acc, out, n, channels, f.stream_output,
+                      [](auto v, unsigned) GPK_LAMBDA_INLINE { return v; });
         return;
     }
     if (f.normalize == GPK_NORMALIZE_SUM) {
         const A sum = A(f.sum);
-        map_to_output(acc, out, n, channels, f.stream_output, [sum](auto v, unsigned) { return v / sum; });
+        map_to_output(acc, out, n, channels, f.stream_output,
+                      [sum](auto v, unsigned) GPK_LAMBDA_INLINE { return v / sum; });
         return;
     }
     // (v - min) * 255 / (max - min) in A; 0 where max == min (or every value was NaN).
     A lo[4], range[4];
     for (unsigned c = 0; c < channels; ++c) lo[c] = A(f.min_value[c]), range[c] = A(f.max_value[c]) - lo[c];
     const ChannelLanes<A> lo_lanes(lo, channels), range_lanes(range, channels);
-    map_to_output(acc, out, n, channels, f.stream_output, [&](auto v, unsigned p) {
+    map_to_output(acc, out, n, channels, f.stream_output, [&](auto v, unsigned p) GPK_LAMBDA_INLINE {
         if constexpr (std::is_same_v<decltype(v), A>) {
             return range[p] > A(0) ? (v - lo[p]) * A(255) / range[p] : A(0);
         } else {
@@ -159,7 +161,8 @@ GPK_INLINE void finish_float(const A *acc, Out *out, size_t n, const RowFinish &
 template <class A, class Out>
 GPK_INLINE void finish_exact_none(const A *acc, Out *out, size_t n, const RowFinish &f) {
     if constexpr (is_float_v<A>) {
-        map_to_output(acc, out, n, f.channels, f.stream_output, [](auto v, unsigned) { return v; });
+        map_to_output(acc, out, n, f.channels, f.stream_output,
+                      [](auto v, unsigned) GPK_LAMBDA_INLINE { return v; });
     } else {
         for (size_t i = 0; i < n; ++i) simd::put(out + i, exact_to_output<Out>((long long)acc[i]));
     }
@@ -185,7 +188,7 @@ GPK_INLINE void finish_exact_sum(const A *acc, Out *out, size_t n, const RowFini
         if (2 * f.exact_bound + std::fabs(f.sum) < exact_integer_limit<A>()) {
             const A d = A(std::fabs(f.sum)), twice_d = 2 * d, top = A(std::numeric_limits<Out>::max());
             const bool flip = sum < 0;
-            map_to_output(acc, out, n, f.channels, f.stream_output, [=](auto v, unsigned) {
+            map_to_output(acc, out, n, f.channels, f.stream_output, [=](auto v, unsigned) GPK_LAMBDA_INLINE {
                 using T = decltype(v);
                 const T zero = T{}, s = flip ? -v : v; // s has the sign of the quotient
                 T q = ((s < zero ? -s : s) * A(2) + d) / twice_d;
@@ -214,7 +217,7 @@ GPK_INLINE void finish_exact_minmax(const A *acc, Out *out, size_t n, const RowF
             for (unsigned c = 0; c < channels; ++c)
                 lo[c] = A(f.min_int[c]), range[c] = A(f.max_int[c] - f.min_int[c]);
             const ChannelLanes<A> lo_lanes(lo, channels), range_lanes(range, channels);
-            map_to_output(acc, out, n, channels, f.stream_output, [&](auto v, unsigned p) {
+            map_to_output(acc, out, n, channels, f.stream_output, [&](auto v, unsigned p) GPK_LAMBDA_INLINE {
                 if constexpr (std::is_same_v<decltype(v), A>) {
                     return range[p] > A(0) ? truncate<A>((v - lo[p]) * A(255) / range[p]) : A(0);
                 } else {

@@ -8,6 +8,9 @@
 // always-inline templates so that every clone vectorises them with its own vector width.
 #define GPK_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #define GPK_INLINE inline __attribute__((always_inline))
+// Lambdas that take or return vectors are inlined too: out of line (at -O0) they would be compiled for the
+// baseline ISA and pass 64-byte vectors differently from the clone that calls them.
+#define GPK_LAMBDA_INLINE __attribute__((always_inline))
 
 // The vector helpers are always inlined, so no 64-byte vector crosses a call boundary and the ABI note
 // GCC gives for them does not apply.
