@@ -661,6 +661,14 @@ void test_nan(gpk_context *ctx) {
     k.out_type = GPK_F32;
     CHECK_OK(ctx, run(ctx, k, id, in, out32));
     CHECK(std::isnan((double)out32.get(1, 0, 0)));
+    // Min/max ignores NaN (NOTES.md): -3 -> 0, 2.5 -> 255, the NaN sample -> 0. Two channels, the second
+    // all NaN: 0 everywhere.
+    Image in2(GPK_F32, 3, 1, 2, 0), out2(GPK_U8, 3, 1, 2, 0);
+    for (size_t x = 0; x < 3; ++x) in2.set(x, 0, 0, in.get(x, 0, 0)), in2.set(x, 0, 1, NAN);
+    Case m{GPK_F32, GPK_U8, 2, GPK_BORDER_CLAMP, GPK_NORMALIZE_MINMAX, GPK_ACCUMULATE_AUTO, 3, 1};
+    CHECK_OK(ctx, run(ctx, m, id, in2, out2));
+    const int want[6] = {255, 0, 0, 0, 0, 0};
+    for (size_t i = 0; i < 6; ++i) CHECK_EQ((int)out2.get(i / 2, 0, unsigned(i % 2)), want[i]);
     gpk_filter_destroy(id);
 }
 
