@@ -131,27 +131,43 @@ template <class T, unsigned C, unsigned L> struct ValueRunKernel {
     }
 };
 
-// u32 and i32 with direct bins: when the OR of a group of samples is below a power of two no larger
-// than bins (nor 2^31, so that negative i32 fail), every sample of the group is its own bin unchecked.
-template <class T, unsigned L> struct DirectKernel {
+// u32 and i32 with direct bins, in groups of 8 samples read as four 64-bit words (24 samples for three
+// channels). When the OR of a group is below a power of two no larger than bins (nor 2^31, so that
+// negative i32 fail), every sample is its own bin unchecked; a group that repeats one pixel (flat
+// regions, all-equal data) costs one addition per channel.
+template <class T, unsigned C, unsigned L> struct DirectKernel {
     using Sample = T;
-    static constexpr unsigned G = L % 3 == 0 ? 24 : 8;
+    static_assert(sizeof(T) == 4 && L % C == 0, "32-bit samples, lanes a multiple of the channels");
+    static constexpr unsigned G = C == 3 ? 24 : 8, kWords = G / 2;
     DirectIndex index;
     uint64_t fast_below;
     size_t ts;
+
+    static bool repeats_one_pixel(const uint64_t *w) {
+        if constexpr (C == 1)
+            return ((w[0] ^ w[1]) | (w[0] ^ w[2]) | (w[0] ^ w[3]) | (w[0] ^ (w[0] << 32 | w[0] >> 32))) == 0;
+        if constexpr (C == 2) return ((w[0] ^ w[1]) | (w[0] ^ w[2]) | (w[0] ^ w[3])) == 0;
+        if constexpr (C == 4) return ((w[0] ^ w[2]) | (w[1] ^ w[3])) == 0;
+        return false;
+    }
+
     template <class Counter> void operator()(const unsigned char *p, size_t samples, Counter *tables) const {
         const DirectIndex index = this->index; // locals: stores to the tables cannot change them
         const uint64_t fast_below = this->fast_below;
         const size_t ts = this->ts;
         size_t s = 0;
         for (; s + G <= samples; s += G, p += G * sizeof(T)) {
-            uint32_t any = 0;
-            for (unsigned g = 0; g < G; ++g) any |= uint32_t(load<T>(p + g * sizeof(T)));
-            if (any < fast_below)
+            uint64_t w[kWords], any = 0;
+            for (unsigned k = 0; k < kWords; ++k) any |= w[k] = load<uint64_t>(p + 8 * k);
+            if (uint32_t(any | any >> 32) >= fast_below) {
+                for (unsigned g = 0; g < G; ++g) ++tables[(g % L) * ts + index(load<T>(p + g * sizeof(T)))];
+            } else if (repeats_one_pixel(w)) {
+                for (unsigned c = 0; c < C; ++c)
+                    tables[c * ts + uint32_t(load<T>(p + c * sizeof(T)))] += G / C;
+            } else {
                 for (unsigned g = 0; g < G; ++g)
                     ++tables[(g % L) * ts + uint32_t(load<T>(p + g * sizeof(T)))];
-            else
-                for (unsigned g = 0; g < G; ++g) ++tables[(g % L) * ts + index(load<T>(p + g * sizeof(T)))];
+            }
         }
         for (unsigned g = 0; s < samples; ++s, ++g, p += sizeof(T))
             ++tables[(g % L) * ts + index(load<T>(p))];
@@ -246,26 +262,30 @@ void count_values(ThreadPool &pool, const HistogramJob &job, const Plan &plan,
     count_generic<T>(pool, job, plan, parts, ValueIndex{});
 }
 
+// The direct kernel for C channels and the plan's lanes (C * U, U a power of two).
+template <class T, unsigned C, unsigned U = 1>
+void count_direct(ThreadPool &pool, const HistogramJob &job, const Plan &plan, std::vector<PartCounts> &parts,
+                  uint64_t fast_below) {
+    if constexpr (C * U * 2 <= 8)
+        if (plan.lanes > C * U) return count_direct<T, C, U * 2>(pool, job, plan, parts, fast_below);
+    count_all(pool, job, plan, parts,
+              DirectKernel<T, C, C * U>{DirectIndex{job.bins}, fast_below, plan.table_size});
+}
+
 template <class T>
 void count_direct(ThreadPool &pool, const HistogramJob &job, const Plan &plan,
                   std::vector<PartCounts> &parts) {
-    DirectIndex index{job.bins};
     uint64_t fast_below = 1;
     while (fast_below * 2 <= std::min<uint64_t>(job.bins, uint64_t(1) << 31)) fast_below *= 2;
-    size_t ts = plan.table_size;
-    switch (plan.lanes) {
+    switch (job.channels) {
     case 1:
-        return count_all(pool, job, plan, parts, DirectKernel<T, 1>{index, fast_below, ts});
+        return count_direct<T, 1>(pool, job, plan, parts, fast_below);
     case 2:
-        return count_all(pool, job, plan, parts, DirectKernel<T, 2>{index, fast_below, ts});
+        return count_direct<T, 2>(pool, job, plan, parts, fast_below);
     case 3:
-        return count_all(pool, job, plan, parts, DirectKernel<T, 3>{index, fast_below, ts});
-    case 4:
-        return count_all(pool, job, plan, parts, DirectKernel<T, 4>{index, fast_below, ts});
-    case 6:
-        return count_all(pool, job, plan, parts, DirectKernel<T, 6>{index, fast_below, ts});
+        return count_direct<T, 3>(pool, job, plan, parts, fast_below);
     default:
-        return count_all(pool, job, plan, parts, DirectKernel<T, 8>{index, fast_below, ts});
+        return count_direct<T, 4>(pool, job, plan, parts, fast_below);
     }
 }
 

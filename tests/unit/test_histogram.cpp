@@ -301,10 +301,10 @@ void test_all_equal(gpk_context *ctx) {
 // straddle words and rows), each channel with its own value, in padded rows.
 void test_runs(gpk_context *ctx) {
     std::mt19937_64 rng(31);
-    for (gpk_dtype t : {GPK_U8, GPK_U16})
+    for (gpk_dtype t : {GPK_U8, GPK_U16, GPK_U32, GPK_I32})
         for (unsigned ch = 1; ch <= 4; ++ch) {
             size_t size = sample_size(t);
-            Layout l{t, 1009, 37, ch, 1009 * ch * size + 6, 256, 0, 256, 0};
+            Layout l{t, 1009, 37, ch, 1009 * ch * size + 3 * size, 256, 0, 256, 0};
             std::vector<unsigned char> data = make_data(l, rng);
             double pixel[4] = {0, 0, 0, 0};
             size_t left = 0;
@@ -313,7 +313,7 @@ void test_runs(gpk_context *ctx) {
                     if (left == 0) {
                         left = 1 + rng() % 40;
                         for (double &v : pixel)
-                            v = double(rng() % (t == GPK_U8 ? 256 : 300)); // u16: some beyond the bins
+                            v = double(rng() % (t == GPK_U8 ? 256 : 300)); // some beyond the bins but u8
                     }
                     --left;
                     for (unsigned c = 0; c < ch; ++c)
@@ -321,6 +321,25 @@ void test_runs(gpk_context *ctx) {
                 }
             check_layout(ctx, l, data);
         }
+}
+
+// Rows whose samples repeat with a period of 1, 2, 3, 4 or 8 samples whatever the channel count: words
+// that repeat a pattern other than one pixel must not be taken for runs of one pixel.
+void test_periodic(gpk_context *ctx) {
+    std::mt19937_64 rng(53);
+    for (gpk_dtype t : {GPK_U8, GPK_U16, GPK_U32, GPK_I32})
+        for (unsigned ch = 1; ch <= 4; ++ch)
+            for (size_t period : {1, 2, 3, 4, 8}) {
+                size_t size = sample_size(t);
+                Layout l{t, 640, 5, ch, 640 * ch * size + 2 * size, 256, 0, 256, 0};
+                std::vector<unsigned char> data = make_data(l, rng);
+                double pattern[8];
+                for (double &v : pattern) v = double(rng() % 256);
+                for (size_t y = 0; y < l.height; ++y)
+                    for (size_t k = 0; k < l.width * ch; ++k)
+                        write_sample(t, data.data() + y * l.stride + k * size, pattern[k % period]);
+                check_layout(ctx, l, data);
+            }
 }
 
 // u32 and i32 bin IDs mostly below a power of two, with rare outliers: IDs between it and bins,
@@ -448,6 +467,7 @@ int main() {
     test_saturation(ctx);
     test_all_equal(ctx);
     test_runs(ctx);
+    test_periodic(ctx);
     test_sparse_outliers(ctx);
     test_thread_counts();
     test_beyond_2_32(ctx);
