@@ -1,0 +1,108 @@
+// Launches of the direct 2D kernel: square 3, 5 and 9 tap filters on u8 (exact int) and f32 images get
+// compile-time sizes; everything else takes the general kernel.
+#include "cuda/convolve_launch.cuh"
+
+#include <string>
+
+namespace gpk::cuda::conv {
+namespace {
+
+constexpr int kGeneralPY = 4;
+
+template <class In, class Acc, int K, int PY>
+unsigned launch_fixed(const PassArgs &a, const DeviceLimits &lim, cudaStream_t s) {
+    auto kernel = conv2d_kernel<In, Acc, K, K, PY, K * K>;
+    int ch = a.shape.channels;
+    size_t smem = size_t(tile_stride_of(kTileX + (K - 1) * ch)) * (kTileThreadRows * PY + K - 1) * sizeof(In);
+    allow_shared(kernel, smem, lim, "the 2D convolution");
+    long long row_elems = a.shape.width * ch;
+    dim3 grid(unsigned((row_elems + kTileX - 1) / kTileX),
+              unsigned((a.shape.out_rows + kTileThreadRows * PY - 1) / (kTileThreadRows * PY)));
+    kernel<<<grid, dim3(kTileX, kTileThreadRows), smem, s>>>(a.src, a.shape, a.out,
+                                                             make_taps<Acc, K * K>(a.filter->taps), K, K);
+    check_launch("conv2d_kernel");
+    return grid.x * grid.y;
+}
+
+template <class In, class Acc>
+unsigned launch_general(const PassArgs &a, const DeviceLimits &lim, cudaStream_t s) {
+    auto kernel = conv2d_kernel<In, Acc, 0, 0, kGeneralPY, kMaxTaps2D>;
+    static_assert(sizeof(Taps<Acc, kMaxTaps2D>) + sizeof(SourceRows) + sizeof(Shape) + sizeof(Output) + 8 <=
+                      32764,
+                  "kernel parameters beyond the 32 KB limit");
+    int kh = a.filter->kh, kw = a.filter->kw, ch = a.shape.channels;
+    size_t smem =
+        size_t(tile_stride_of(kTileX + (kw - 1) * ch)) * (kTileThreadRows * kGeneralPY + kh - 1) * sizeof(In);
+    allow_shared(kernel, smem, lim, "the 2D convolution");
+    long long row_elems = a.shape.width * ch;
+    dim3 grid(
+        unsigned((row_elems + kTileX - 1) / kTileX),
+        unsigned((a.shape.out_rows + kTileThreadRows * kGeneralPY - 1) / (kTileThreadRows * kGeneralPY)));
+    kernel<<<grid, dim3(kTileX, kTileThreadRows), smem, s>>>(
+        a.src, a.shape, a.out, make_taps<Acc, kMaxTaps2D>(a.filter->taps), kh, kw);
+    check_launch("conv2d_kernel (general)");
+    return grid.x * grid.y;
+}
+
+// u8 with exact int sums and f32 with f32 sums, the cases the benchmarks and most users run; returns the
+// blocks launched, 0 when the filter is not one of these.
+template <class In, class Acc>
+unsigned launch_square(const PassArgs &a, const DeviceLimits &lim, cudaStream_t s) {
+    constexpr bool fast = (std::is_same<In, uint8_t>::value && std::is_same<Acc, int>::value) ||
+                          (std::is_same<In, float>::value && std::is_same<Acc, float>::value);
+    if constexpr (fast) {
+        if (a.filter->kh != a.filter->kw) return 0;
+        switch (a.filter->kh) {
+        case 3:
+            return launch_fixed<In, Acc, 3, 16>(a, lim, s);
+        case 5:
+            return launch_fixed<In, Acc, 5, 16>(a, lim, s);
+        case 9:
+            return launch_fixed<In, Acc, 9, 8>(a, lim, s);
+        default:
+            return 0;
+        }
+    }
+    return 0;
+}
+
+template <class In, class Acc>
+unsigned launch_typed(const PassArgs &a, const DeviceLimits &lim, cudaStream_t s) {
+    unsigned blocks = launch_square<In, Acc>(a, lim, s);
+    return blocks ? blocks : launch_general<In, Acc>(a, lim, s);
+}
+
+template <class In> unsigned launch_for_input(const PassArgs &a, const DeviceLimits &lim, cudaStream_t s) {
+    switch (a.acc) {
+    case AccKind::i32:
+        if constexpr (std::is_integral<In>::value) return launch_typed<In, int>(a, lim, s);
+        break;
+    case AccKind::i64:
+        if constexpr (std::is_integral<In>::value) return launch_typed<In, long long>(a, lim, s);
+        break;
+    case AccKind::f32:
+        return launch_typed<In, float>(a, lim, s);
+    case AccKind::f64:
+        return launch_typed<In, double>(a, lim, s);
+    }
+    fail(GPK_ERR_INTERNAL, "conv2d: integer sums asked for a float image");
+}
+
+} // namespace
+
+unsigned launch_conv2d(const PassArgs &a, const DeviceLimits &lim, cudaStream_t s) {
+    switch (a.in_dtype) {
+    case GPK_U8:
+        return launch_for_input<uint8_t>(a, lim, s);
+    case GPK_U16:
+        return launch_for_input<uint16_t>(a, lim, s);
+    case GPK_F32:
+        return launch_for_input<float>(a, lim, s);
+    case GPK_F64:
+        return launch_for_input<double>(a, lim, s);
+    default:
+        fail(GPK_ERR_INTERNAL, "conv2d: input dtype " + std::to_string(int(a.in_dtype)));
+    }
+}
+
+} // namespace gpk::cuda::conv

@@ -1,0 +1,62 @@
+// Launchers of the convolution kernels, one per pass kind; convolve.cu plans bands and calls them.
+#pragma once
+
+#include "cuda/convolve_kernels.cuh"
+#include "cuda/device_context.cuh"
+#include "engine/filter.hpp"
+
+namespace gpk::cuda::conv {
+
+// The type sums accumulate in: exact integers (int where sum|taps| * max sample < 2^31) or floats.
+enum class AccKind { i32, i64, f32, f64 };
+
+inline size_t acc_size(AccKind a) {
+    return (a == AccKind::i32 || a == AccKind::f32) ? 4 : 8;
+}
+
+// Longest band a launch takes (grid height limits).
+constexpr int kMaxBandRows = 1 << 17;
+
+struct PassArgs {
+    SourceRows src; // padded rows of the band (2D and row pass)
+    Shape shape;
+    Output out;
+    gpk_dtype in_dtype;
+    AccKind acc;
+    const gpk_filter *filter;
+};
+
+// Output rows a block of the 2D kernel or the column pass covers at least; a band of R rows and E elements
+// per row therefore launches at most blocks_bound(E, R) blocks (the min/max pass keeps one partial each).
+constexpr int kMinBlockRows = kTileThreadRows * kColumnPY;
+inline size_t blocks_bound(long long row_elems, size_t rows) {
+    return size_t((row_elems + kTileX - 1) / kTileX) * ((rows + kMinBlockRows - 1) / kMinBlockRows);
+}
+
+// Direct 2D filter over one band; returns the blocks launched.
+unsigned launch_conv2d(const PassArgs &a, const DeviceLimits &lim, cudaStream_t s);
+// Row pass of a separable filter: mid_rows rows of Acc sums into `mid`.
+void launch_row_pass(const PassArgs &a, int mid_rows, void *mid, const DeviceLimits &lim, cudaStream_t s);
+// Column pass over `mid` (out_rows + kh - 1 rows), written or folded through a.out; returns the blocks.
+unsigned launch_column_pass(const PassArgs &a, const void *mid, const DeviceLimits &lim, cudaStream_t s);
+
+// Raises a kernel's dynamic shared memory limit where `bytes` needs it; GPK_ERR_UNSUPPORTED beyond the
+// device.
+template <class Kernel>
+void allow_shared(Kernel kernel, size_t bytes, const DeviceLimits &lim, const char *what) {
+    if (bytes > lim.smem_per_block_optin)
+        fail(GPK_ERR_UNSUPPORTED, std::string(what) + " needs " + std::to_string(bytes) +
+                                      " bytes of shared memory per block; this device has " +
+                                      std::to_string(lim.smem_per_block_optin));
+    if (bytes > 48 * 1024)
+        check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)),
+              "cudaFuncSetAttribute (convolution shared memory)");
+}
+
+template <class Acc, int N> Taps<Acc, N> make_taps(const std::vector<double> &t) {
+    Taps<Acc, N> out{};
+    for (size_t i = 0; i < t.size() && i < size_t(N); ++i) out.t[i] = Acc(t[i]);
+    return out;
+}
+
+} // namespace gpk::cuda::conv

@@ -1,0 +1,101 @@
+#include "cuda/device_context.cuh"
+
+#include <algorithm>
+#include <cstdlib>
+#include <string>
+
+namespace gpk::cuda {
+namespace {
+
+// GPK_TEST_DEVICE_MEMORY_LIMIT: bytes (a plain decimal number); unset, empty or 0 = no limit.
+size_t memory_limit_knob() {
+    const char *text = std::getenv("GPK_TEST_DEVICE_MEMORY_LIMIT");
+    if (!text || !*text) return 0;
+    char *end = nullptr;
+    unsigned long long v = std::strtoull(text, &end, 10);
+    if (*end != '\0')
+        invalid(std::string("GPK_TEST_DEVICE_MEMORY_LIMIT is \"") + text + "\"; expected a byte count");
+    return size_t(v);
+}
+
+} // namespace
+
+DeviceScope::DeviceScope(int device) {
+    check(cudaGetDevice(&previous_), "cudaGetDevice");
+    if (previous_ != device) check(cudaSetDevice(device), "cudaSetDevice");
+}
+
+DeviceScope::~DeviceScope() {
+    int now = -1;
+    if (cudaGetDevice(&now) == cudaSuccess && now != previous_) cudaSetDevice(previous_);
+}
+
+DeviceContext::DeviceContext(int device, void *stream, unsigned cpu_threads)
+    : device_(device), own_(true), caller_(static_cast<cudaStream_t>(stream)), threads_(cpu_threads) {
+    cudaDeviceProp p;
+    check(cudaGetDeviceProperties(&p, device), "cudaGetDeviceProperties");
+    limits_.multiprocessors = p.multiProcessorCount;
+    limits_.compute_major = p.major;
+    limits_.smem_per_block_optin = p.sharedMemPerBlockOptin;
+}
+
+DeviceContext::~DeviceContext() {
+    // Buffers are freed by their owners; pending work must not use them any more.
+    cudaStreamSynchronize(main());
+    for (auto &l : lanes_) cudaStreamSynchronize(l.stream.get());
+}
+
+void DeviceContext::set_caller_stream(void *stream) {
+    synchronize(); // buffers in use by work on the old stream become free
+    caller_ = static_cast<cudaStream_t>(stream);
+}
+
+void DeviceContext::synchronize() {
+    synchronize_main();
+    for (auto &l : lanes_) check(cudaStreamSynchronize(l.stream.get()), "cudaStreamSynchronize");
+}
+
+void *DeviceContext::grow(DeviceBuffer &b, size_t bytes) {
+    if (b.capacity() < bytes) {
+        synchronize();
+        b.reserve(bytes);
+    }
+    return b.get();
+}
+
+char *DeviceContext::grow(PinnedBuffer &b, size_t bytes) {
+    if (b.capacity() < bytes) {
+        synchronize();
+        b.reserve(bytes);
+    }
+    return b.get();
+}
+
+void DeviceContext::release_lane_buffers() {
+    synchronize();
+    for (auto &l : lanes_) {
+        l.in.release();
+        l.mid.release();
+        l.out.release();
+        l.partials.release();
+    }
+}
+
+size_t DeviceContext::held_bytes() const {
+    size_t held = 0;
+    for (auto &l : lanes_)
+        held += l.in.capacity() + l.mid.capacity() + l.out.capacity() + l.partials.capacity();
+    for (auto &s : scratch_) held += s.capacity();
+    return held;
+}
+
+size_t DeviceContext::memory_budget() {
+    size_t free_b = 0, total_b = 0;
+    check(cudaMemGetInfo(&free_b, &total_b), "cudaMemGetInfo");
+    size_t avail = free_b + held_bytes();
+    avail -= std::min(avail / 8, size_t(512) << 20); // room for the runtime and for other users
+    size_t knob = memory_limit_knob();
+    return knob ? std::min(avail, knob) : avail;
+}
+
+} // namespace gpk::cuda

@@ -1,0 +1,104 @@
+// What the CUDA backend keeps between calls on one gpk_context: its device, streams, the caller's stream,
+// the reusable device and pinned buffers (a small pool of named slots), and CPU threads for staging copies.
+#pragma once
+
+#include "cpu/thread_pool.hpp"
+#include "cuda/memory.cuh"
+
+#include <array>
+#include <cstddef>
+
+namespace gpk::cuda {
+
+// Streams that host transfers are spread over, so that upload, kernels and download overlap.
+constexpr int kLanes = 3;
+
+// One stream of the transfer pipeline with the buffers its bands or chunks live in.
+struct Lane {
+    Stream stream;
+    Event uploaded;   // stage_in may be refilled once this has fired
+    Event downloaded; // stage_out holds the pending band once this has fired
+    Event done;       // everything this lane was given in the current call
+    PinnedBuffer stage_in, stage_out;
+    DeviceBuffer in, mid, out;
+    DeviceBuffer partials; // per-block min/max of the min/max pass
+    // A band in stage_out still to be copied to pageable memory.
+    struct PendingCopy {
+        char *dst = nullptr;
+        size_t pitch = 0, row_bytes = 0, rows = 0;
+    } pending;
+};
+
+// Device buffers that live outside the lanes.
+enum class Scratch { counts, results, minmax, count_ };
+
+// Facts about the device that sizing decisions need.
+struct DeviceLimits {
+    int multiprocessors = 1;
+    int compute_major = 0;
+    size_t smem_per_block_optin = 48 * 1024;
+};
+
+class DeviceContext {
+public:
+    DeviceContext(int device, void *stream, unsigned cpu_threads);
+    ~DeviceContext();
+    DeviceContext(const DeviceContext &) = delete;
+    DeviceContext &operator=(const DeviceContext &) = delete;
+
+    int device() const { return device_; }
+    const DeviceLimits &limits() const { return limits_; }
+    // The stream every call starts from and ends on: the caller's, or gpk's own (a blocking stream, so that
+    // work the caller left on the legacy default stream comes first).
+    cudaStream_t main() const { return caller_ ? caller_ : own_.get(); }
+    // True when calls on device data may return before the work is done.
+    bool asynchronous() const { return caller_ != nullptr; }
+    void set_caller_stream(void *stream);
+    // Waits for all work of this context (main stream and lanes).
+    void synchronize();
+    void synchronize_main() { check(cudaStreamSynchronize(main()), "cudaStreamSynchronize"); }
+
+    Lane &lane(int i) { return lanes_[i]; }
+    // Recorded on the main stream when lanes fork from it.
+    Event &fork_event() { return fork_; }
+    // A device buffer of at least `bytes`; growing it first waits for pending work of this context.
+    void *grow(DeviceBuffer &b, size_t bytes);
+    char *grow(PinnedBuffer &b, size_t bytes);
+    void *scratch(Scratch slot, size_t bytes) { return grow(scratch_[size_t(slot)], bytes); }
+    size_t scratch_capacity(Scratch slot) const { return scratch_[size_t(slot)].capacity(); }
+    // The histogram counters are all zero (finalize_kernel zeroes what it read); false after a failure.
+    bool counts_zero = false;
+    void release_lane_buffers();
+
+    // Device bytes a call may hold: most of the free memory plus what the pool holds already, capped by
+    // the internal knob GPK_TEST_DEVICE_MEMORY_LIMIT (tests fake a small device with it).
+    size_t memory_budget();
+
+    cpu::ThreadPool &threads() { return threads_; }
+
+private:
+    size_t held_bytes() const;
+
+    int device_;
+    DeviceLimits limits_;
+    Stream own_;
+    Event fork_;
+    cudaStream_t caller_ = nullptr;
+    std::array<Lane, kLanes> lanes_;
+    std::array<DeviceBuffer, size_t(Scratch::count_)> scratch_;
+    cpu::ThreadPool threads_;
+};
+
+// Makes `device` current for a scope and restores the previous device after.
+class DeviceScope {
+public:
+    explicit DeviceScope(int device);
+    ~DeviceScope();
+    DeviceScope(const DeviceScope &) = delete;
+    DeviceScope &operator=(const DeviceScope &) = delete;
+
+private:
+    int previous_ = -1;
+};
+
+} // namespace gpk::cuda

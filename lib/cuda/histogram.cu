@@ -1,0 +1,286 @@
+// Histogram dispatch: where the data lives, which tier counts it, how big the grid is, and the chunked
+// pipeline for data that is not (or not usably) on the device.
+#include "cuda/histogram.cuh"
+#include "cuda/histogram_kernels.cuh"
+#include "cuda/pipeline.cuh"
+
+#include <algorithm>
+#include <string>
+
+namespace gpk::cuda {
+namespace {
+
+using hist::BinRule;
+using hist::Span2D;
+
+// Host data moves in chunks of this size per lane (fewer bytes where the memory budget is smaller).
+constexpr size_t kChunkBytes = size_t(32) << 20;
+// Shared memory a block of the shared tier aims at; copies are halved until they fit.
+constexpr size_t kSharedTarget = 48 * 1024;
+
+enum class TierKind { shared, cluster, global };
+
+struct TierPlan {
+    TierKind kind = TierKind::global;
+    unsigned copies = 1;      // shared
+    unsigned slice_shift = 0; // cluster: 2^slice_shift slots per block
+    unsigned cluster_size = 1;
+    size_t smem_bytes = 0;
+    unsigned spread = 1; // copies of the result the blocks flush into
+};
+
+TierPlan plan_tier(unsigned long long slots, const DeviceLimits &lim) {
+    TierPlan t;
+    size_t max_smem = lim.smem_per_block_optin;
+    if (slots * 4 <= max_smem) {
+        t.kind = TierKind::shared;
+        t.copies = 32;
+        while (t.copies > 1 && t.copies * slots * 4 > std::max<size_t>(kSharedTarget, slots * 4))
+            t.copies /= 2;
+        t.smem_bytes = size_t(t.copies) * slots * 4;
+        // Small histograms: spread the flushes over up to 16 copies of the result, 64 KB at most.
+        t.spread = unsigned(std::max<unsigned long long>(1, std::min<unsigned long long>(16, 8192 / slots)));
+        return t;
+    }
+    if (lim.compute_major >= 9) {
+        for (unsigned shift = 10; shift <= 20 && (size_t(4) << shift) <= max_smem; ++shift) {
+            unsigned long long blocks = (slots + (1ull << shift) - 1) >> shift;
+            if (blocks <= 8) {
+                t.kind = TierKind::cluster;
+                t.slice_shift = shift;
+                t.cluster_size = unsigned(blocks);
+                t.smem_bytes = size_t(4) << shift;
+                return t;
+            }
+        }
+    }
+    return t; // global atomics
+}
+
+template <class Kernel> void allow_smem(Kernel kernel, size_t bytes) {
+    if (bytes > 48 * 1024)
+        check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)),
+              "cudaFuncSetAttribute (histogram shared memory)");
+}
+
+// Blocks that cover `span` without idling, at most what the device runs at once.
+template <class Kernel>
+unsigned grid_for(Kernel kernel, const Span2D &span, size_t smem, size_t vec_elems, const DeviceLimits &lim) {
+    int per_sm = 0;
+    check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, hist::kBlockThreads, smem),
+          "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
+    size_t resident = size_t(std::max(per_sm, 1)) * lim.multiprocessors;
+    size_t wanted = span.rows == 1
+                        ? (span.row_elems / vec_elems + hist::kBlockThreads - 1) / hist::kBlockThreads
+                        : span.rows;
+    return unsigned(std::max<size_t>(1, std::min(resident, wanted)));
+}
+
+template <class T, hist::Mode M>
+void launch_tier(const Span2D &span, const BinRule &rule, const TierPlan &plan, unsigned long long *counts,
+                 const DeviceLimits &lim, cudaStream_t stream) {
+    constexpr size_t V = 16 / sizeof(T);
+    if (plan.kind == TierKind::shared) {
+        auto kernel = hist::histogram_kernel<T, M, hist::SharedTier>;
+        allow_smem(kernel, plan.smem_bytes);
+        hist::SharedTier tier{nullptr, nullptr, plan.copies, unsigned((rule.bins + 1) * rule.channels),
+                              plan.spread};
+        unsigned grid = grid_for(kernel, span, plan.smem_bytes, V, lim);
+        kernel<<<grid, hist::kBlockThreads, plan.smem_bytes, stream>>>(span, rule, tier, counts);
+        check_launch("histogram_kernel (shared)");
+    } else if constexpr (hist::single_channel(M)) {
+        fail(GPK_ERR_INTERNAL, "histogram: single-channel kernels exist for the shared tier only");
+    } else if (plan.kind == TierKind::cluster) {
+        auto kernel = hist::histogram_kernel<T, M, hist::ClusterTier>;
+        allow_smem(kernel, plan.smem_bytes);
+        cudaLaunchConfig_t config = {};
+        cudaLaunchAttribute attr[1];
+        attr[0].id = cudaLaunchAttributeClusterDimension;
+        attr[0].val.clusterDim.x = plan.cluster_size;
+        attr[0].val.clusterDim.y = 1;
+        attr[0].val.clusterDim.z = 1;
+        config.blockDim = dim3(hist::kBlockThreads);
+        config.dynamicSmemBytes = plan.smem_bytes;
+        config.stream = stream;
+        config.attrs = attr;
+        config.numAttrs = 1;
+        config.gridDim = dim3(plan.cluster_size);
+        int clusters = 0;
+        check(cudaOccupancyMaxActiveClusters(&clusters, kernel, &config), "cudaOccupancyMaxActiveClusters");
+        unsigned grid = grid_for(kernel, span, plan.smem_bytes, V, lim);
+        unsigned n = std::max(1u, std::min(unsigned(std::max(clusters, 1)), grid / plan.cluster_size + 1));
+        config.gridDim = dim3(n * plan.cluster_size);
+        hist::ClusterTier tier{nullptr, plan.slice_shift, unsigned((rule.bins + 1) * rule.channels)};
+        check(cudaLaunchKernelEx(&config, kernel, span, rule, tier, counts), "histogram_kernel (cluster)");
+    } else {
+        auto kernel = hist::histogram_kernel<T, M, hist::GlobalTier>;
+        unsigned grid = grid_for(kernel, span, 0, V, lim);
+        kernel<<<grid, hist::kBlockThreads, 0, stream>>>(span, rule, hist::GlobalTier{counts}, counts);
+        check_launch("histogram_kernel (global)");
+    }
+}
+
+template <class T>
+void launch_typed(const Span2D &span, const BinRule &rule, bool direct, const TierPlan &plan,
+                  unsigned long long *counts, const DeviceLimits &lim, cudaStream_t stream) {
+    using hist::Mode;
+    if constexpr (std::is_integral<T>::value) {
+        if (direct && rule.channels == 1 && plan.kind == TierKind::shared) {
+            if constexpr (sizeof(T) == 1) {
+                if (rule.bins >= 256)
+                    return launch_tier<T, Mode::byte_all>(span, rule, plan, counts, lim, stream);
+            }
+            return launch_tier<T, Mode::direct_single>(span, rule, plan, counts, lim, stream);
+        }
+        if (direct) return launch_tier<T, Mode::direct>(span, rule, plan, counts, lim, stream);
+    }
+    launch_tier<T, Mode::general>(span, rule, plan, counts, lim, stream);
+}
+
+void launch_count(gpk_dtype dtype, const Span2D &span, const BinRule &rule, bool direct, const TierPlan &plan,
+                  unsigned long long *counts, const DeviceLimits &lim, cudaStream_t stream) {
+    switch (dtype) {
+    case GPK_U8:
+        return launch_typed<uint8_t>(span, rule, direct, plan, counts, lim, stream);
+    case GPK_U16:
+        return launch_typed<uint16_t>(span, rule, direct, plan, counts, lim, stream);
+    case GPK_U32:
+        return launch_typed<uint32_t>(span, rule, direct, plan, counts, lim, stream);
+    case GPK_I32:
+        return launch_typed<int32_t>(span, rule, direct, plan, counts, lim, stream);
+    case GPK_F32:
+        return launch_typed<float>(span, rule, direct, plan, counts, lim, stream);
+    case GPK_F64:
+        return launch_typed<double>(span, rule, direct, plan, counts, lim, stream);
+    }
+    fail(GPK_ERR_INTERNAL, "histogram: unknown dtype " + std::to_string(int(dtype)));
+}
+
+struct Layout {
+    size_t sample, row_elems, row_bytes;
+};
+
+// Gives every lane an input buffer of `chunk` bytes, halving the chunk while the device refuses (SPEC §5:
+// an operation that can proceed in smaller pieces does).
+void reserve_lane_inputs(DeviceContext &ctx, size_t &chunk, size_t unit) {
+    for (;;) {
+        try {
+            for (int i = 0; i < kLanes; ++i) ctx.grow(ctx.lane(i).in, chunk);
+            return;
+        } catch (const Error &e) {
+            if (e.status() != GPK_ERR_OUT_OF_MEMORY || chunk / 2 < unit) throw;
+            ctx.release_lane_buffers();
+            chunk /= 2;
+            chunk -= chunk % unit;
+        }
+    }
+}
+
+// Streams the rows of host (or misaligned device) data through the lanes, counting each chunk as it lands.
+void count_in_chunks(DeviceContext &ctx, const HistogramJob &job, const Layout &lay, MemoryKind kind,
+                     const BinRule &rule, const TierPlan &plan, unsigned long long *counts, size_t budget) {
+    size_t chunk = std::min(kChunkBytes, budget / kLanes);
+    chunk -= chunk % (lay.sample * job.channels);
+    if (chunk < lay.sample * job.channels)
+        fail(GPK_ERR_OUT_OF_MEMORY, "histogram: " + std::to_string(kLanes * lay.sample * job.channels) +
+                                        " device bytes needed for staging, " + std::to_string(budget) +
+                                        " available");
+    reserve_lane_inputs(ctx, chunk, lay.sample * job.channels);
+    RowSource src{static_cast<const char *>(job.data), job.stride, kind};
+    Pipeline pipe(ctx, kLanes);
+    auto count_chunk = [&](const std::vector<RowRun> &runs, size_t offset, size_t len) {
+        Lane &lane = pipe.next();
+        char *dst = static_cast<char *>(lane.in.get());
+        pipe.upload(lane, src, runs, offset, len, dst);
+        size_t elems = len / lay.sample * runs[0].count;
+        launch_count(job.dtype, Span2D{dst, 1, elems, 0}, rule, job.direct_bins, plan, counts, ctx.limits(),
+                     pipe.stream(lane));
+    };
+    if (lay.row_bytes <= chunk) {
+        size_t rows_per_chunk = chunk / lay.row_bytes;
+        for (size_t r = 0; r < job.height; r += rows_per_chunk)
+            count_chunk({{(long long)r, std::min(rows_per_chunk, job.height - r)}}, 0, lay.row_bytes);
+    } else {
+        for (size_t r = 0; r < job.height; ++r)
+            for (size_t off = 0; off < lay.row_bytes; off += chunk)
+                count_chunk({{(long long)r, 1}}, off, std::min(chunk, lay.row_bytes - off));
+    }
+    pipe.finish();
+}
+
+// Clamps and delivers the counts to the caller's hist and uncounted, wherever they live.
+void deliver(DeviceContext &ctx, const HistogramJob &job, unsigned long long *counts, unsigned spread,
+             cudaStream_t s) {
+    size_t hist_bytes = job.bins * job.channels * sizeof(uint64_t);
+    bool hist_dev = on_device(job.hist), unc_dev = job.uncounted && on_device(job.uncounted);
+    char *results = nullptr;
+    if (!hist_dev || (job.uncounted && !unc_dev))
+        results =
+            static_cast<char *>(ctx.scratch(Scratch::results, hist_bytes + job.channels * sizeof(uint64_t)));
+    auto *hist =
+        reinterpret_cast<unsigned long long *>(hist_dev ? reinterpret_cast<char *>(job.hist) : results);
+    unsigned long long *unc = nullptr;
+    if (job.uncounted)
+        unc = reinterpret_cast<unsigned long long *>(unc_dev ? reinterpret_cast<char *>(job.uncounted)
+                                                             : results + hist_bytes);
+    size_t slots = (job.bins + 1) * job.channels;
+    unsigned grid = unsigned(std::min<size_t>((slots + 255) / 256, size_t(ctx.limits().multiprocessors) * 8));
+    hist::finalize_kernel<<<grid, 256, 0, s>>>(counts, spread, job.bins, job.channels, job.saturate, hist,
+                                               unc);
+    check_launch("finalize_kernel");
+    if (!hist_dev)
+        check(cudaMemcpyAsync(job.hist, hist, hist_bytes, cudaMemcpyDefault, s), "cudaMemcpyAsync (hist)");
+    if (job.uncounted && !unc_dev)
+        check(cudaMemcpyAsync(job.uncounted, unc, job.channels * sizeof(uint64_t), cudaMemcpyDefault, s),
+              "cudaMemcpyAsync (uncounted)");
+}
+
+} // namespace
+
+void histogram_run(DeviceContext &ctx, const HistogramJob &job) {
+    Layout lay{gpk_dtype_size(job.dtype), job.width * job.channels, 0};
+    lay.row_bytes = lay.row_elems * lay.sample;
+    BinRule rule{(long long)job.bins, job.lower, job.upper, double(job.bins) / (job.upper - job.lower),
+                 job.channels};
+    unsigned long long slots = (job.bins + 1) * job.channels;
+    TierPlan plan = plan_tier(slots, ctx.limits());
+    size_t counts_bytes = slots * plan.spread * sizeof(unsigned long long);
+    MemoryKind kind = memory_kind(job.data);
+    auto address = reinterpret_cast<uintptr_t>(job.data);
+    bool usable_in_place = (kind == MemoryKind::device || kind == MemoryKind::managed) &&
+                           address % lay.sample == 0 && job.stride % lay.sample == 0;
+    // Device data whose counters are already held needs no look at the device's free memory.
+    size_t budget = 0;
+    if (!usable_in_place || counts_bytes > ctx.scratch_capacity(Scratch::counts)) {
+        budget = ctx.memory_budget();
+        if (counts_bytes > budget)
+            fail(GPK_ERR_OUT_OF_MEMORY, "histogram: " + std::to_string(counts_bytes) +
+                                            " device bytes needed for " + std::to_string(job.bins) +
+                                            " bins x " + std::to_string(job.channels) + " channels, " +
+                                            std::to_string(budget) + " available");
+    }
+    // The counters stay zero between calls (finalize_kernel clears them); a new buffer or a failed call
+    // clears them here.
+    if (counts_bytes > ctx.scratch_capacity(Scratch::counts)) ctx.counts_zero = false;
+    auto *counts = static_cast<unsigned long long *>(ctx.scratch(Scratch::counts, counts_bytes));
+    cudaStream_t s = ctx.main();
+    if (!ctx.counts_zero)
+        check(cudaMemsetAsync(counts, 0, ctx.scratch_capacity(Scratch::counts), s),
+              "cudaMemsetAsync (counts)");
+    ctx.counts_zero = false; // until finalize_kernel has run
+    if (usable_in_place) {
+        Span2D span{static_cast<const char *>(job.data), job.height, lay.row_elems, job.stride};
+        if (job.stride == lay.row_bytes || job.height == 1)
+            span = {span.base, 1, lay.row_elems * job.height, 0};
+        launch_count(job.dtype, span, rule, job.direct_bins, plan, counts, ctx.limits(), s);
+    } else {
+        count_in_chunks(ctx, job, lay, kind, rule, plan, counts, budget - counts_bytes);
+    }
+    deliver(ctx, job, counts, plan.spread, s);
+    ctx.counts_zero = true;
+    bool host_involved =
+        !usable_in_place || !on_device(job.hist) || (job.uncounted && !on_device(job.uncounted));
+    if (!ctx.asynchronous() || host_involved) ctx.synchronize_main();
+}
+
+} // namespace gpk::cuda

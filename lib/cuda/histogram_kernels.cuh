@@ -1,0 +1,263 @@
+// Histogram kernels. Every sample goes to a slot: its bin, or the channel's extra slot `bins` when it is
+// not counted, so counts and uncounted samples travel together ((bins + 1) slots per channel).
+//
+// Three places to count in, by the number of slots:
+//   SharedTier  - block-private u32 copies in shared memory, one per lane (bank) of the warp, so that
+//                 neither equal samples nor any other pattern makes lanes collide;
+//   ClusterTier - one u32 copy spread over the shared memory of a thread-block cluster (sm_90), reached
+//                 through distributed shared memory;
+//   GlobalTier  - u64 atomics on the result, warp-aggregated so that equal samples cost one atomic.
+// u32 counters are flushed into the u64 result before any of them can overflow (kFlushSamples).
+#pragma once
+
+#include "common/semantics.hpp"
+
+#include <cooperative_groups.h>
+#include <cstdint>
+#include <type_traits>
+
+namespace gpk::cuda::hist {
+
+namespace cg = cooperative_groups;
+
+// A block adds at most this many samples between flushes; with clusters of up to 8 blocks a u32 counter
+// therefore never exceeds 2^31.
+constexpr size_t kFlushSamples = size_t(1) << 28;
+constexpr int kBlockThreads = 512;
+
+struct BinRule {
+    long long bins;
+    double lower, upper, scale;
+    unsigned channels;
+};
+
+// height rows of row_elems samples (interleaved channels, channel 0 first), rows `pitch` bytes apart.
+struct Span2D {
+    const char *base;
+    size_t rows, row_elems, pitch;
+};
+
+// How samples map to slots, from the most general to the cheapest:
+//   general       - histogram_bin() in double, any channels;
+//   direct        - integer v is bin v when v < bins, any channels;
+//   direct_single - the same, one channel (no channel arithmetic);
+//   byte_all      - u8 with bins >= 256 and one channel: every sample is its own slot.
+enum class Mode { general, direct, direct_single, byte_all };
+
+constexpr bool single_channel(Mode m) {
+    return m == Mode::direct_single || m == Mode::byte_all;
+}
+
+template <class T, Mode M> __device__ __forceinline__ unsigned long long slot_of(T v, const BinRule &r) {
+    if constexpr (M == Mode::byte_all) {
+        return (unsigned long long)v;
+    } else if constexpr (M != Mode::general) {
+        if constexpr (std::is_signed<T>::value) {
+            if (v < 0) return (unsigned long long)r.bins;
+        }
+        unsigned long long u = (unsigned long long)v;
+        return u < (unsigned long long)r.bins ? u : (unsigned long long)r.bins;
+    } else {
+        long long b = histogram_bin((double)v, r.lower, r.upper, r.scale, r.bins);
+        return b < 0 ? (unsigned long long)r.bins : (unsigned long long)b;
+    }
+}
+
+// Copy k of slot i lives at word i * copies + k, and lane l adds to copy l % copies: with 32 copies every
+// lane only ever touches its own bank, so no sample pattern causes bank conflicts.
+// Blocks flush into one of `spread` copies of the result (block b into copy b % spread), so that hundreds
+// of blocks do not queue on the same global counters; finalize_kernel sums the copies.
+struct SharedTier {
+    unsigned *smem;
+    unsigned *mine;
+    unsigned copies, slots, spread;
+
+    __device__ void init(unsigned *s) {
+        smem = s;
+        mine = s + (threadIdx.x % 32 % copies);
+        for (unsigned i = threadIdx.x; i < copies * slots; i += blockDim.x) smem[i] = 0;
+        __syncthreads();
+    }
+    __device__ __forceinline__ void add(unsigned long long slot) {
+        atomicAdd(mine + unsigned(slot) * copies, 1u);
+    }
+    // A warp takes 32 / copies slots at a time, lane l reading copy l % copies of slot l / copies: the 32
+    // words are consecutive (no bank conflicts); the copies of a slot are summed with shuffles.
+    __device__ void flush(unsigned long long *counts) {
+        __syncthreads();
+        const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32, warps = blockDim.x / 32;
+        const unsigned per_step = 32 / copies;
+        unsigned long long *target = counts + size_t(blockIdx.x % spread) * slots;
+        for (unsigned first = warp * per_step; first < slots; first += warps * per_step) {
+            unsigned slot = first + lane / copies, at = slot * copies + lane % copies;
+            unsigned v = 0;
+            if (slot < slots) {
+                v = smem[at];
+                smem[at] = 0;
+            }
+            for (unsigned step = copies / 2; step > 0; step /= 2) v += __shfl_down_sync(0xffffffffu, v, step);
+            if (lane % copies == 0 && slot < slots && v) atomicAdd(target + slot, (unsigned long long)v);
+        }
+        __syncthreads();
+    }
+};
+
+struct ClusterTier {
+    unsigned *smem;
+    unsigned slice_shift, slots;
+
+    // Clusters exist from sm_90 on; the dispatcher chooses this tier only there.
+    __device__ void init(unsigned *s) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+        smem = s;
+        for (unsigned i = threadIdx.x; i < (1u << slice_shift); i += blockDim.x) smem[i] = 0;
+        cg::this_cluster().sync();
+#endif
+    }
+    __device__ __forceinline__ void add(unsigned long long slot) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+        unsigned rank = unsigned(slot >> slice_shift);
+        unsigned *owner = cg::this_cluster().map_shared_rank(smem, rank);
+        atomicAdd(owner + (unsigned(slot) & ((1u << slice_shift) - 1)), 1u);
+#endif
+    }
+    __device__ void flush(unsigned long long *counts) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+        cg::cluster_group cluster = cg::this_cluster();
+        cluster.sync();
+        unsigned long long first = (unsigned long long)cluster.block_rank() << slice_shift;
+        for (unsigned i = threadIdx.x; i < (1u << slice_shift); i += blockDim.x) {
+            unsigned v = smem[i];
+            smem[i] = 0;
+            if (v && first + i < slots) atomicAdd(counts + first + i, (unsigned long long)v);
+        }
+        cluster.sync();
+#endif
+    }
+};
+
+struct GlobalTier {
+    unsigned long long *counts;
+
+    __device__ void init(unsigned *) {}
+    __device__ __forceinline__ void add(unsigned long long slot) {
+        unsigned mask = __activemask();
+        unsigned peers = __match_any_sync(mask, slot);
+        if ((threadIdx.x & 31) == unsigned(__ffs(peers) - 1))
+            atomicAdd(counts + slot, (unsigned long long)__popc(peers));
+    }
+    __device__ void flush(unsigned long long *) {}
+};
+
+template <class T, Mode M, class Tier>
+__device__ __forceinline__ void add_sample(Tier &tier, T v, unsigned channel, const BinRule &r) {
+    if constexpr (single_channel(M))
+        tier.add(slot_of<T, M>(v, r));
+    else
+        tier.add((unsigned long long)channel * (unsigned long long)(r.bins + 1) + slot_of<T, M>(v, r));
+}
+
+template <class T> union Vec16 {
+    uint4 raw;
+    T v[16 / sizeof(T)];
+};
+
+template <class T, Mode M, class Tier>
+__device__ __forceinline__ void add_vector(Tier &tier, const Vec16<T> &w, unsigned channel,
+                                           const BinRule &r) {
+    constexpr int V = 16 / sizeof(T);
+#pragma unroll
+    for (int k = 0; k < V; ++k) {
+        add_sample<T, M>(tier, w.v[k], channel, r);
+        if constexpr (!single_channel(M)) channel = channel + 1 == r.channels ? 0 : channel + 1;
+    }
+}
+
+// Counts p[0..n) whose first sample is of channel c0, with thread `tid` of `nthreads`: a scalar head up to
+// 16-byte alignment, 16-byte loads two at a time, a scalar tail.
+template <class T, Mode M, class Tier>
+__device__ void count_span(Tier &tier, const T *p, size_t n, unsigned c0, const BinRule &r, size_t tid,
+                           size_t nthreads) {
+    constexpr size_t V = 16 / sizeof(T);
+    auto channel_at = [&](size_t i) { return r.channels == 1 ? 0u : unsigned((c0 + i) % r.channels); };
+    size_t misaligned = (reinterpret_cast<uintptr_t>(p) % 16) / sizeof(T);
+    size_t head = misaligned ? (V - misaligned < n ? V - misaligned : n) : 0;
+    for (size_t i = tid; i < head; i += nthreads) add_sample<T, M>(tier, p[i], channel_at(i), r);
+    const uint4 *body = reinterpret_cast<const uint4 *>(p + head);
+    size_t nvec = (n - head) / V;
+    size_t j = tid;
+    for (; j + nthreads < nvec; j += 2 * nthreads) {
+        Vec16<T> a, b;
+        a.raw = __ldg(body + j);
+        b.raw = __ldg(body + j + nthreads);
+        add_vector<T, M>(tier, a, channel_at(head + j * V), r);
+        add_vector<T, M>(tier, b, channel_at(head + (j + nthreads) * V), r);
+    }
+    if (j < nvec) {
+        Vec16<T> a;
+        a.raw = __ldg(body + j);
+        add_vector<T, M>(tier, a, channel_at(head + j * V), r);
+    }
+    for (size_t i = head + nvec * V + tid; i < n; i += nthreads)
+        add_sample<T, M>(tier, p[i], channel_at(i), r);
+}
+
+// One span (rows == 1): the whole grid shares it, in rounds of kFlushSamples per block. Several rows: each
+// block takes rows in turn. Every block runs the same number of rounds so that flushes (cluster barriers
+// in ClusterTier) line up.
+template <class T, Mode M, class Tier>
+__global__ void __launch_bounds__(kBlockThreads)
+    histogram_kernel(Span2D span, BinRule rule, Tier tier, unsigned long long *counts) {
+    extern __shared__ unsigned smem[];
+    tier.init(smem);
+    if (span.rows == 1) {
+        const T *p = reinterpret_cast<const T *>(span.base);
+        size_t n = span.row_elems;
+        size_t round = size_t(gridDim.x) * kFlushSamples;
+        size_t tid = size_t(blockIdx.x) * blockDim.x + threadIdx.x, nthreads = size_t(gridDim.x) * blockDim.x;
+        for (size_t base = 0; base < n; base += round) {
+            if (base > 0) tier.flush(counts);
+            size_t len = n - base < round ? n - base : round;
+            count_span<T, M>(tier, p + base, len, unsigned(base % rule.channels), rule, tid, nthreads);
+        }
+    } else {
+        size_t per_row_rounds = (span.row_elems + kFlushSamples - 1) / kFlushSamples;
+        size_t rows_per_flush = span.row_elems >= kFlushSamples ? 1 : kFlushSamples / span.row_elems;
+        size_t iterations = (span.rows + gridDim.x - 1) / gridDim.x;
+        for (size_t it = 0; it < iterations; ++it) {
+            size_t row = it * gridDim.x + blockIdx.x;
+            const T *p = reinterpret_cast<const T *>(span.base + row * span.pitch);
+            for (size_t part = 0; part < per_row_rounds; ++part) {
+                if (part > 0 || (it > 0 && it % rows_per_flush == 0)) tier.flush(counts);
+                if (row >= span.rows) continue;
+                size_t base = part * kFlushSamples;
+                size_t len = span.row_elems - base < kFlushSamples ? span.row_elems - base : kFlushSamples;
+                count_span<T, M>(tier, p + base, len, unsigned(base % rule.channels), rule, threadIdx.x,
+                                 blockDim.x);
+            }
+        }
+    }
+    tier.flush(counts);
+}
+
+// With v = the sum of the `spread` copies of slot c*(bins+1) + b: hist[c*bins + b] = min(v, saturate) and
+// uncounted[c] = v of slot c*(bins+1) + bins. The counters are left at zero for the next call.
+__global__ void finalize_kernel(unsigned long long *counts, unsigned spread, unsigned long long bins,
+                                unsigned channels, unsigned long long saturate, unsigned long long *hist,
+                                unsigned long long *uncounted) {
+    unsigned long long slots = (bins + 1) * channels;
+    for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < slots;
+         i += (unsigned long long)gridDim.x * blockDim.x) {
+        unsigned long long c = i / (bins + 1), b = i % (bins + 1), v = 0;
+        for (unsigned g = 0; g < spread; ++g) {
+            v += counts[g * slots + i];
+            counts[g * slots + i] = 0;
+        }
+        if (b < bins)
+            hist[c * bins + b] = (saturate && v > saturate) ? saturate : v;
+        else if (uncounted)
+            uncounted[c] = v;
+    }
+}
+
+} // namespace gpk::cuda::hist

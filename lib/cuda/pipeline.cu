@@ -1,0 +1,156 @@
+#include "cuda/pipeline.cuh"
+
+#include <algorithm>
+#include <cstring>
+
+namespace gpk::cuda {
+namespace {
+
+// Below this a copy is not worth waking the CPU threads for.
+constexpr size_t kParallelCopyBytes = size_t(1) << 20;
+constexpr size_t kCopyGrainBytes = size_t(256) << 10;
+
+} // namespace
+
+void copy_rows(cpu::ThreadPool &threads, char *dst, size_t dst_pitch, const char *src, size_t src_pitch,
+               size_t len, size_t rows) {
+    size_t total = len * rows;
+    bool contiguous = rows == 1 || (dst_pitch == len && src_pitch == len);
+    if (total < kParallelCopyBytes || threads.size() == 1) {
+        if (contiguous) {
+            std::memcpy(dst, src, total);
+        } else {
+            for (size_t r = 0; r < rows; ++r) std::memcpy(dst + r * dst_pitch, src + r * src_pitch, len);
+        }
+        return;
+    }
+    if (contiguous) {
+        threads.parallel_for(
+            total, [&](size_t b, size_t e) { std::memcpy(dst + b, src + b, e - b); }, kCopyGrainBytes);
+        return;
+    }
+    threads.parallel_for(
+        rows,
+        [&](size_t b, size_t e) {
+            for (size_t r = b; r < e; ++r) std::memcpy(dst + r * dst_pitch, src + r * src_pitch, len);
+        },
+        std::max<size_t>(1, kCopyGrainBytes / std::max<size_t>(1, len)));
+}
+
+void append_row(std::vector<RowRun> &runs, long long src_row) {
+    if (!runs.empty()) {
+        RowRun &last = runs.back();
+        bool zeros = src_row < 0 && last.src_row < 0;
+        bool follows = src_row >= 0 && last.src_row >= 0 && src_row == last.src_row + (long long)last.count;
+        if (zeros || follows) {
+            ++last.count;
+            return;
+        }
+    }
+    runs.push_back({src_row < 0 ? -1 : src_row, 1});
+}
+
+Pipeline::Pipeline(DeviceContext &ctx, int lanes) : ctx_(ctx), lanes_(std::min(lanes, kLanes)) {
+    if (lanes_ == 0) return;
+    ctx_.fork_event().record(ctx_.main());
+    for (int i = 0; i < lanes_; ++i) ctx_.fork_event().make_wait(ctx_.lane(i).stream.get());
+}
+
+Pipeline::~Pipeline() {
+    if (finished_) return;
+    // An error left work in flight: wait for it so that no buffer is freed or reused under it.
+    cudaStreamSynchronize(ctx_.main());
+    for (int i = 0; i < lanes_; ++i) {
+        cudaStreamSynchronize(ctx_.lane(i).stream.get());
+        ctx_.lane(i).pending = {};
+    }
+    if (lanes_ == 0) ctx_.lane(0).pending = {};
+}
+
+cudaStream_t Pipeline::stream(const Lane &lane) const {
+    return lanes_ == 0 ? ctx_.main() : lane.stream.get();
+}
+
+Lane &Pipeline::next() {
+    Lane &lane = ctx_.lane(lanes_ == 0 ? 0 : turn_++ % lanes_);
+    deliver(lane);
+    return lane;
+}
+
+void Pipeline::deliver(Lane &lane) {
+    Lane::PendingCopy p = lane.pending;
+    if (!p.dst) return;
+    lane.pending = {};
+    lane.downloaded.wait_host();
+    copy_rows(ctx_.threads(), p.dst, p.pitch, lane.stage_out.get(), p.row_bytes, p.row_bytes, p.rows);
+}
+
+void Pipeline::finish() {
+    int used = std::max(lanes_, 1);
+    for (int i = 0; i < used; ++i) deliver(ctx_.lane(i));
+    for (int i = 0; i < lanes_; ++i) {
+        Lane &lane = ctx_.lane(i);
+        lane.done.record(lane.stream.get());
+        lane.done.make_wait(ctx_.main());
+    }
+    finished_ = true;
+}
+
+void Pipeline::upload(Lane &lane, const RowSource &src, const std::vector<RowRun> &runs, size_t offset,
+                      size_t len, char *dst) {
+    cudaStream_t s = stream(lane);
+    size_t rows = 0;
+    for (const RowRun &r : runs) rows += r.count;
+    if (src.kind != MemoryKind::pageable) {
+        size_t at = 0;
+        for (const RowRun &r : runs) {
+            char *to = dst + at * len;
+            const char *from = src.base + size_t(std::max(r.src_row, 0ll)) * src.pitch + offset;
+            if (r.src_row < 0)
+                check(cudaMemsetAsync(to, 0, r.count * len, s), "cudaMemsetAsync");
+            else if (r.count == 1 || src.pitch == len) // one block: no pitch limit applies
+                check(cudaMemcpyAsync(to, from, r.count * len, cudaMemcpyDefault, s),
+                      "cudaMemcpyAsync (upload)");
+            else
+                check(cudaMemcpy2DAsync(to, len, from, src.pitch, len, r.count, cudaMemcpyDefault, s),
+                      "cudaMemcpy2DAsync (upload)");
+            at += r.count;
+        }
+        return;
+    }
+    lane.uploaded.wait_host(); // the previous upload from stage_in has left it
+    char *stage = ctx_.grow(lane.stage_in, rows * len);
+    size_t at = 0;
+    for (const RowRun &r : runs) {
+        char *to = stage + at * len;
+        if (r.src_row < 0)
+            std::memset(to, 0, r.count * len);
+        else
+            copy_rows(ctx_.threads(), to, len, src.base + size_t(r.src_row) * src.pitch + offset, src.pitch,
+                      len, r.count);
+        at += r.count;
+    }
+    check(cudaMemcpyAsync(dst, stage, rows * len, cudaMemcpyHostToDevice, s), "cudaMemcpyAsync (upload)");
+    lane.uploaded.record(s);
+}
+
+void Pipeline::download(Lane &lane, const char *src, size_t row_bytes, size_t rows, char *dst, size_t pitch,
+                        MemoryKind dst_kind) {
+    cudaStream_t s = stream(lane);
+    if (dst_kind != MemoryKind::pageable) {
+        if (rows == 1 || pitch == row_bytes)
+            check(cudaMemcpyAsync(dst, src, rows * row_bytes, cudaMemcpyDefault, s),
+                  "cudaMemcpyAsync (download)");
+        else
+            check(cudaMemcpy2DAsync(dst, pitch, src, row_bytes, row_bytes, rows, cudaMemcpyDefault, s),
+                  "cudaMemcpy2DAsync (download)");
+        return;
+    }
+    char *stage = ctx_.grow(lane.stage_out, rows * row_bytes);
+    check(cudaMemcpyAsync(stage, src, rows * row_bytes, cudaMemcpyDeviceToHost, s),
+          "cudaMemcpyAsync (download)");
+    lane.downloaded.record(s);
+    lane.pending = {dst, pitch, row_bytes, rows};
+}
+
+} // namespace gpk::cuda
