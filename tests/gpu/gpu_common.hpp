@@ -1,0 +1,140 @@
+// Helpers of the GPU suite: buffers in each kind of memory a caller may pass, the contexts every test
+// compares (CPU reference, CUDA without and with a caller stream), and the skip where no device exists.
+#pragma once
+
+#include "check.hpp"
+#include "gpk.h"
+
+#include <cuda_runtime.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace gpu {
+
+enum class Memory { pageable, pinned, device };
+constexpr Memory kAllMemory[] = {Memory::pageable, Memory::pinned, Memory::device};
+
+inline const char *memory_name(Memory m) {
+    return m == Memory::pageable ? "pageable" : m == Memory::pinned ? "pinned" : "device";
+}
+
+inline void cuda_ok(cudaError_t e, const char *what) {
+    if (e == cudaSuccess) return;
+    std::fprintf(stderr, "test setup: %s failed: %s\n", what, cudaGetErrorString(e));
+    std::exit(1);
+}
+
+// `bytes` bytes of one kind of memory, starting `offset` bytes into the allocation (to make a pointer
+// that is not aligned for its sample type).
+class Block {
+public:
+    Block(Memory kind, size_t bytes, size_t offset = 0) : kind_(kind), bytes_(bytes), offset_(offset) {
+        size_t total = bytes + offset + 1;
+        if (kind == Memory::pageable) {
+            base_ = std::malloc(total);
+            if (!base_) cuda_ok(cudaErrorMemoryAllocation, "malloc");
+        } else if (kind == Memory::pinned) {
+            cuda_ok(cudaMallocHost(&base_, total), "cudaMallocHost");
+        } else {
+            cuda_ok(cudaMalloc(&base_, total), "cudaMalloc");
+        }
+    }
+    ~Block() {
+        if (kind_ == Memory::pageable)
+            std::free(base_);
+        else if (kind_ == Memory::pinned)
+            cudaFreeHost(base_);
+        else
+            cudaFree(base_);
+    }
+    Block(const Block &) = delete;
+    Block &operator=(const Block &) = delete;
+
+    void *get() const { return static_cast<char *>(base_) + offset_; }
+    // cudaMemcpy from pageable memory may return before its DMA has landed, and gpk works on non-blocking
+    // streams that do not wait for it: both copies finish before they return.
+    void upload(const void *src) {
+        cuda_ok(cudaMemcpy(get(), src, bytes_, cudaMemcpyDefault), "cudaMemcpy (in)");
+        cuda_ok(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+    }
+    void download(void *dst) const {
+        cuda_ok(cudaMemcpy(dst, get(), bytes_, cudaMemcpyDefault), "cudaMemcpy (out)");
+        cuda_ok(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+    }
+
+private:
+    Memory kind_;
+    size_t bytes_, offset_;
+    void *base_ = nullptr;
+};
+
+// Exits 77 unless a CUDA device is usable.
+inline void require_device() {
+    int n = 0;
+    if (gpk_device_count(&n) != GPK_OK || n == 0)
+        check::skip((std::string("no CUDA device: ") + gpk_context_last_error(nullptr)).c_str());
+}
+
+inline gpk_context *make_context(gpk_backend backend, void *stream = nullptr) {
+    gpk_context_options o;
+    gpk_context_options_init(&o);
+    o.backend = backend;
+    o.stream = stream;
+    gpk_context *ctx = nullptr;
+    if (gpk_context_create(&ctx, &o) != GPK_OK) {
+        std::fprintf(stderr, "gpk_context_create(%s): %s\n", gpk_backend_name(backend),
+                     gpk_context_last_error(nullptr));
+        std::exit(1);
+    }
+    return ctx;
+}
+
+// The contexts each case runs on: the CPU reference, CUDA on its own streams, CUDA on a caller stream.
+struct Contexts {
+    gpk_context *cpu = nullptr;
+    gpk_context *cuda = nullptr;
+    gpk_context *cuda_streamed = nullptr;
+    cudaStream_t stream = nullptr;
+
+    Contexts() {
+        cuda_ok(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
+        cpu = make_context(GPK_BACKEND_CPU);
+        cuda = make_context(GPK_BACKEND_CUDA);
+        cuda_streamed = make_context(GPK_BACKEND_CUDA, stream);
+    }
+    ~Contexts() {
+        gpk_context_destroy(cpu);
+        gpk_context_destroy(cuda);
+        gpk_context_destroy(cuda_streamed);
+        cudaStreamDestroy(stream);
+    }
+    Contexts(const Contexts &) = delete;
+    Contexts &operator=(const Contexts &) = delete;
+};
+
+// Sanitizer runs set GPK_TEST_QUICK=1: fewer and smaller cases.
+inline bool quick() {
+    const char *q = std::getenv("GPK_TEST_QUICK");
+    return q && *q && std::strcmp(q, "0") != 0;
+}
+
+// GPK_TEST_LARGE=1 adds the cases of several GiB (beyond 2^32 samples).
+inline bool large() {
+    const char *q = std::getenv("GPK_TEST_LARGE");
+    return q && *q && std::strcmp(q, "0") != 0;
+}
+
+// Fakes a device of `bytes` bytes for the calls made while it lives (the internal knob of NOTES.md).
+class FakeDeviceMemory {
+public:
+    explicit FakeDeviceMemory(size_t bytes) {
+        setenv("GPK_TEST_DEVICE_MEMORY_LIMIT", std::to_string(bytes).c_str(), 1);
+    }
+    ~FakeDeviceMemory() { unsetenv("GPK_TEST_DEVICE_MEMORY_LIMIT"); }
+};
+
+} // namespace gpu

@@ -1,0 +1,370 @@
+// gpk_convolve on the CUDA backend against the CPU backend: bit-identical on the exact integer path
+// (normalisations included), within SPEC's tolerances on the float path (relative L2 1e-5 for f32 sums,
+// 1e-12 for f64, integer outputs within 1), row padding never written; every kernel (fixed 3/5/9 and general
+// 2D, both separable passes, min/max folding), every border, filters larger than the image, misaligned
+// pointers and images larger than a faked device (bands with halos), for host pageable, host pinned and
+// device pointers, with and without a caller stream.
+#include "gpu_common.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <random>
+
+namespace {
+
+using gpu::Block;
+using gpu::Memory;
+
+struct ConvCase {
+    gpk_dtype in, out;
+    size_t width, height;
+    unsigned channels;
+    std::string filter; // a named filter, or int2d/real2d:KH:KW, intsep/realsep:ROW:COL
+    gpk_border border;
+    gpk_normalize norm;
+    gpk_accumulate acc;
+    size_t in_offset = 0, out_offset = 0; // misaligned pointers
+
+    size_t in_pad() const { return ((width % 3) + (channels == 3 ? 5 : 0)) * gpk_dtype_size(in); }
+    size_t out_pad() const { return (height % 4) * gpk_dtype_size(out) + 8; }
+    size_t in_stride() const { return width * channels * gpk_dtype_size(in) + in_pad(); }
+    size_t out_stride() const { return width * channels * gpk_dtype_size(out) + out_pad(); }
+};
+
+std::string describe(const ConvCase &k) {
+    char buf[256];
+    std::snprintf(buf, sizeof buf, "%s->%s %zux%zu ch%u %s border %d norm %d acc %d offsets %zu/%zu",
+                  gpk_dtype_name(k.in), gpk_dtype_name(k.out), k.width, k.height, k.channels,
+                  k.filter.c_str(), int(k.border), int(k.norm), int(k.acc), k.in_offset, k.out_offset);
+    return buf;
+}
+
+// Random taps for the int2d/real2d/intsep/realsep specs; named filters otherwise.
+gpk_filter *make_filter(const std::string &spec, uint64_t seed) {
+    std::mt19937_64 rng(seed);
+    unsigned a = 0, b = 0;
+    char kind[16] = {};
+    gpk_filter *f = nullptr;
+    if (std::sscanf(spec.c_str(), "%15[a-z0-9]:%u:%u", kind, &a, &b) == 3) {
+        bool integer = std::strncmp(kind, "int", 3) == 0;
+        auto tap = [&] {
+            return integer ? double(int(rng() % 201) - 100)
+                           : std::uniform_real_distribution<double>(-1, 1)(rng);
+        };
+        bool separable = std::strstr(kind, "sep") != nullptr;
+        std::vector<double> t(separable ? a + b : a * b);
+        for (double &v : t) v = tap();
+        if (separable)
+            gpk_filter_create_separable(&f, a, t.data(), b, t.data() + a);
+        else
+            gpk_filter_create_2d(&f, a, b, t.data());
+    } else {
+        gpk_filter_create_named(&f, spec.c_str());
+    }
+    if (!f) {
+        std::fprintf(stderr, "filter %s: %s\n", spec.c_str(), gpk_context_last_error(nullptr));
+        std::exit(1);
+    }
+    return f;
+}
+
+// The exact path of NOTES.md: integer input, integer taps, sum|taps| * max sample < 2^54.
+bool exact_path(const ConvCase &k, const gpk_filter *f) {
+    if (k.in != GPK_U8 && k.in != GPK_U16) return false;
+    gpk_filter_info info;
+    info.struct_size = sizeof info;
+    gpk_filter_get_info(&info, f);
+    if (!info.integer_taps) return false;
+    std::vector<double> t(info.kh * info.kw + info.kh + info.kw);
+    gpk_filter_get_taps(t.data(), t.size(), f);
+    double abs_sum = 0;
+    if (info.separable) {
+        double r = 0, c = 0;
+        for (size_t i = 0; i < info.kw; ++i) r += std::fabs(t[i]);
+        for (size_t i = 0; i < info.kh; ++i) c += std::fabs(t[info.kw + i]);
+        abs_sum = r * c;
+    } else {
+        for (size_t i = 0; i < info.kh * info.kw; ++i) abs_sum += std::fabs(t[i]);
+    }
+    return abs_sum * (k.in == GPK_U8 ? 255.0 : 65535.0) < 18014398509481984.0;
+}
+
+double get(gpk_dtype t, const unsigned char *p) {
+    switch (t) {
+    case GPK_U8:
+        return *p;
+    case GPK_U16: {
+        uint16_t v;
+        std::memcpy(&v, p, 2);
+        return v;
+    }
+    case GPK_F32: {
+        float v;
+        std::memcpy(&v, p, 4);
+        return v;
+    }
+    default: {
+        double v;
+        std::memcpy(&v, p, 8);
+        return v;
+    }
+    }
+}
+
+void set(gpk_dtype t, unsigned char *p, double v) {
+    if (t == GPK_U8) {
+        *p = uint8_t(v);
+    } else if (t == GPK_U16) {
+        uint16_t x = uint16_t(v);
+        std::memcpy(p, &x, 2);
+    } else if (t == GPK_F32) {
+        float x = float(v);
+        std::memcpy(p, &x, 4);
+    } else {
+        std::memcpy(p, &v, 8);
+    }
+}
+
+// Random samples over the type's range (floats in [-100, 100]); the padding holds garbage.
+std::vector<unsigned char> make_image(const ConvCase &k, uint64_t seed) {
+    std::mt19937_64 rng(seed);
+    std::vector<unsigned char> img(k.in_stride() * k.height);
+    for (auto &b : img) b = uint8_t(rng());
+    size_t size = gpk_dtype_size(k.in);
+    double hi = k.in == GPK_U8 ? 256 : 65536;
+    for (size_t y = 0; y < k.height; ++y)
+        for (size_t i = 0; i < k.width * k.channels; ++i) {
+            double v = (k.in == GPK_U8 || k.in == GPK_U16)
+                           ? std::floor(std::uniform_real_distribution<double>(0, hi)(rng))
+                           : std::uniform_real_distribution<double>(-100, 100)(rng);
+            set(k.in, img.data() + y * k.in_stride() + i * size, v);
+        }
+    return img;
+}
+
+gpk_image desc(gpk_dtype t, const ConvCase &k, size_t stride) {
+    gpk_image d;
+    gpk_image_init(&d, t, k.width, k.height, k.channels);
+    d.stride = stride;
+    return d;
+}
+
+constexpr unsigned char kPoison = 0xA5;
+
+gpk_status convolve(gpk_context *ctx, const ConvCase &k, const gpk_filter *f, const void *in, void *out) {
+    gpk_convolve_params p;
+    gpk_convolve_params_init(&p);
+    p.filter = f;
+    p.border = k.border;
+    p.normalize = k.norm;
+    p.accumulate = k.acc;
+    gpk_image di = desc(k.in, k, k.in_stride()), dout = desc(k.out, k, k.out_stride());
+    return gpk_convolve(ctx, &p, &di, in, &dout, out);
+}
+
+// Bit-identical where the path is exact; else the tolerance of the accumulation. Padding stays poisoned.
+void compare(const ConvCase &k, bool exact, const std::vector<unsigned char> &got,
+             const std::vector<unsigned char> &want, const std::string &what) {
+    if (exact) {
+        CHECK_MSG(got == want, what + ": exact path differs");
+        return;
+    }
+    size_t size = gpk_dtype_size(k.out), row = k.width * k.channels * size;
+    bool int_out = k.out == GPK_U8 || k.out == GPK_U16;
+    bool f64 = k.acc == GPK_ACCUMULATE_F64 ||
+               (k.acc == GPK_ACCUMULATE_AUTO && (k.in == GPK_F64 || k.out == GPK_F64));
+    double tol = (f64 ? 1e-12 : 1e-5) + (k.out == GPK_F32 ? 2.4e-7 : 0);
+    double err2 = 0, ref2 = 0, worst = 0;
+    bool padding_kept = true;
+    for (size_t y = 0; y < k.height; ++y) {
+        const unsigned char *g = got.data() + y * k.out_stride(), *w = want.data() + y * k.out_stride();
+        for (size_t i = 0; i < k.width * k.channels; ++i) {
+            double a = get(k.out, g + i * size), b = get(k.out, w + i * size);
+            if (std::isnan(a) && std::isnan(b)) continue;
+            err2 += (a - b) * (a - b);
+            ref2 += b * b;
+            worst = std::max(worst, std::fabs(a - b));
+        }
+        for (size_t j = row; j < k.out_stride(); ++j) padding_kept &= g[j] == kPoison;
+    }
+    CHECK_MSG(padding_kept, what + ": row padding written");
+    if (int_out) {
+        CHECK_MSG(worst <= 1, what + ": integer output off by " + std::to_string(worst));
+    } else {
+        double rel = std::sqrt(err2) / std::max(std::sqrt(ref2), 1e-300);
+        CHECK_MSG(rel <= tol, what + ": relative L2 " + std::to_string(rel));
+    }
+}
+
+void run_on(gpk_context *ctx, cudaStream_t stream, Memory in_mem, Memory out_mem, const ConvCase &k,
+            const gpk_filter *f, const std::vector<unsigned char> &img,
+            const std::vector<unsigned char> &want, bool exact, const std::string &what) {
+    size_t out_bytes = k.out_stride() * k.height;
+    Block in(in_mem, img.size(), k.in_offset), out(out_mem, out_bytes, k.out_offset);
+    in.upload(img.data());
+    std::vector<unsigned char> got(out_bytes, kPoison);
+    out.upload(got.data());
+    CHECK_OK(ctx, convolve(ctx, k, f, in.get(), out.get()));
+    if (stream) gpu::cuda_ok(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+    out.download(got.data());
+    compare(k, exact, got, want, what);
+}
+
+void run_case(gpu::Contexts &ctxs, const ConvCase &k, uint64_t seed) {
+    gpk_filter *f = make_filter(k.filter, seed);
+    std::vector<unsigned char> img = make_image(k, seed + 1);
+    std::vector<unsigned char> want(k.out_stride() * k.height, kPoison);
+    CHECK_OK(ctxs.cpu, convolve(ctxs.cpu, k, f, img.data(), want.data()));
+    bool exact = exact_path(k, f);
+    const Memory pairs[][2] = {{Memory::device, Memory::device},
+                               {Memory::pageable, Memory::pageable},
+                               {Memory::pinned, Memory::pinned},
+                               {Memory::device, Memory::pageable},
+                               {Memory::pageable, Memory::device}};
+    // Sanitizer runs check the kernels: device images and the staged path, not every pointer pairing.
+    const size_t npairs = gpu::quick() ? 2 : 5;
+    for (size_t pi = 0; pi < npairs; ++pi) {
+        const auto &m = pairs[pi];
+        std::string what = describe(k) + " " + gpu::memory_name(m[0]) + "->" + gpu::memory_name(m[1]);
+        run_on(ctxs.cuda, nullptr, m[0], m[1], k, f, img, want, exact, what);
+        run_on(ctxs.cuda_streamed, ctxs.stream, m[0], m[1], k, f, img, want, exact, what + " caller stream");
+    }
+    gpk_filter_destroy(f);
+}
+
+const gpk_border kBorders[] = {GPK_BORDER_ZERO, GPK_BORDER_CLAMP, GPK_BORDER_MIRROR, GPK_BORDER_REFLECT,
+                               GPK_BORDER_WRAP};
+
+void test_kernels(gpu::Contexts &ctxs) {
+    size_t s = gpu::quick() ? 1 : 3;
+    const auto Z = GPK_BORDER_ZERO, C = GPK_BORDER_CLAMP, M = GPK_BORDER_MIRROR, R = GPK_BORDER_REFLECT,
+               W = GPK_BORDER_WRAP;
+    const auto none = GPK_NORMALIZE_NONE, sum = GPK_NORMALIZE_SUM, mm = GPK_NORMALIZE_MINMAX;
+    const auto a_auto = GPK_ACCUMULATE_AUTO, a32 = GPK_ACCUMULATE_F32, a64 = GPK_ACCUMULATE_F64;
+    uint64_t seed = 100;
+    const ConvCase cases[] = {
+        // exact path, compile-time 3/5/9 kernels on u8: the Laplacian and smoothing exercises, saturation
+        {GPK_U8, GPK_U8, 100 * s, 70 * s, 1, "lp3", Z, mm, a_auto},
+        {GPK_U8, GPK_U8, 90 * s, 50 * s, 3, "smooth5", C, sum, a_auto},
+        {GPK_U8, GPK_U8, 77 * s, 61 * s, 2, "int2d:3:3", R, none, a_auto},
+        {GPK_U8, GPK_U8, 64 * s, 40 * s, 1, "log9", W, none, a_auto},
+        {GPK_U8, GPK_F32, 70 * s, 33 * s, 2, "log9", R, mm, a_auto},
+        // exact path, general kernel: u16, int32 and int64 sums, filters larger than the image
+        {GPK_U16, GPK_U16, 61 * s, 45 * s, 4, "lp5", M, none, a_auto},
+        {GPK_U16, GPK_F64, 80, 70, 1, "int2d:63:63", W, sum, a_auto},
+        {GPK_U16, GPK_U8, 29, 23, 3, "int2d:7:11", Z, mm, a_auto},
+        {GPK_U8, GPK_U16, 1, 1, 1, "int2d:63:63", M, none, a_auto},
+        {GPK_U8, GPK_U8, 3, 2, 4, "int2d:63:61", R, mm, a_auto},
+        // exact separable: both passes in int32, min/max that keeps the row pass, radius 64
+        {GPK_U8, GPK_U8, 90 * s, 64 * s, 1, "box:5", C, sum, a_auto},
+        {GPK_U8, GPK_U8, 71 * s, 53 * s, 3, "intsep:7:5", Z, mm, a_auto},
+        {GPK_U16, GPK_U16, 200, 150, 3, "box:129", C, sum, a_auto},
+        {GPK_U16, GPK_F32, 33, 17, 2, "intsep:129:3", W, mm, a_auto},
+        // float path: fixed f32 kernels, general kernels, f64 sums, integer outputs from float sums
+        {GPK_F32, GPK_F32, 100 * s, 60 * s, 1, "real2d:9:9", C, none, a_auto},
+        {GPK_F32, GPK_U8, 80 * s, 40 * s, 1, "real2d:3:3", M, mm, a32},
+        {GPK_F32, GPK_F32, 63, 41, 4, "real2d:5:5", W, sum, a32},
+        {GPK_F64, GPK_F64, 70, 50, 2, "real2d:7:5", R, sum, a64},
+        {GPK_U8, GPK_U8, 77, 55, 1, "real2d:5:5", C, sum, a32},
+        {GPK_F32, GPK_F64, 37, 23, 3, "real2d:63:61", Z, none, a64},
+        // float separable
+        {GPK_F32, GPK_F32, 120 * s, 80 * s, 1, "gauss:1.5", W, none, a_auto},
+        {GPK_F32, GPK_F32, 150, 100, 4, "gauss:21.4", M, none, a32},
+        {GPK_F64, GPK_U16, 66, 44, 4, "realsep:11:3", R, mm, a32},
+        {GPK_U16, GPK_F64, 50, 40, 1, "realsep:17:17", Z, sum, a64},
+        {GPK_F32, GPK_F32, 1, 7, 1, "gauss:3", C, none, a32},
+    };
+    for (const ConvCase &k : cases) run_case(ctxs, k, seed++);
+    // Every border on one small 2D and one separable case.
+    for (gpk_border b : kBorders) {
+        run_case(ctxs, {GPK_U8, GPK_U8, 23, 19, 3, "int2d:5:3", b, mm, a_auto}, seed++);
+        run_case(ctxs, {GPK_F32, GPK_F32, 19, 23, 2, "realsep:9:7", b, none, a32}, seed++);
+    }
+}
+
+// Pointers not aligned to their sample type: the CUDA backend answers as the CPU backend does.
+void test_misaligned(gpu::Contexts &ctxs) {
+    ConvCase k{GPK_U16, GPK_F32, 57, 31, 1, "lp5", GPK_BORDER_CLAMP, GPK_NORMALIZE_NONE, GPK_ACCUMULATE_AUTO};
+    ConvCase s{GPK_F32,           GPK_U16, 41, 29, 2, "gauss:2", GPK_BORDER_REFLECT, GPK_NORMALIZE_NONE,
+               GPK_ACCUMULATE_F32};
+    k.in_offset = 1;
+    k.out_offset = 2;
+    s.out_offset = 1;
+    for (const ConvCase &c : {k, s}) {
+        gpk_filter *f = make_filter(c.filter, 1);
+        std::vector<unsigned char> img = make_image(c, 2), shifted(img.size() + c.in_offset);
+        std::memcpy(shifted.data() + c.in_offset, img.data(), img.size());
+        std::vector<unsigned char> host_out(c.out_stride() * c.height + c.out_offset);
+        gpk_status want =
+            convolve(ctxs.cpu, c, f, shifted.data() + c.in_offset, host_out.data() + c.out_offset);
+        for (Memory mem : gpu::kAllMemory) {
+            Block in(mem, img.size(), c.in_offset), out(mem, c.out_stride() * c.height, c.out_offset);
+            in.upload(img.data());
+            CHECK_STATUS(ctxs.cuda, convolve(ctxs.cuda, c, f, in.get(), out.get()), want);
+        }
+        gpk_filter_destroy(f);
+    }
+}
+
+// Images larger than the (faked) device: bands of rows with their halos, two passes for min/max, halos
+// from the far end of the image (wrap), bands of a device image whose row-pass sums do not fit.
+void test_beyond_device_memory(gpu::Contexts &ctxs) {
+    gpu::FakeDeviceMemory fake(200000);
+    const auto none = GPK_NORMALIZE_NONE, mm = GPK_NORMALIZE_MINMAX;
+    run_case(ctxs, {GPK_U8, GPK_U8, 600, 500, 1, "lp3", GPK_BORDER_ZERO, mm, GPK_ACCUMULATE_AUTO}, 600);
+    run_case(ctxs, {GPK_F32, GPK_F32, 400, 300, 1, "box:7", GPK_BORDER_WRAP, none, GPK_ACCUMULATE_AUTO}, 601);
+    run_case(ctxs, {GPK_U8, GPK_U8, 300, 400, 1, "intsep:5:9", GPK_BORDER_MIRROR, mm, GPK_ACCUMULATE_AUTO},
+             602);
+    run_case(ctxs, {GPK_U16, GPK_U16, 250, 300, 3, "int2d:5:5", GPK_BORDER_WRAP, none, GPK_ACCUMULATE_AUTO},
+             603);
+    // A filter whose halo alone does not fit is refused with the bytes it needs.
+    ConvCase k{GPK_F64, GPK_F64, 20000, 4, 4, "gauss:21.4", GPK_BORDER_CLAMP, none, GPK_ACCUMULATE_F64};
+    gpk_filter *f = make_filter(k.filter, 1);
+    std::vector<unsigned char> in(k.in_stride() * k.height), out(k.out_stride() * k.height);
+    CHECK_STATUS(ctxs.cuda, convolve(ctxs.cuda, k, f, in.data(), out.data()), GPK_ERR_OUT_OF_MEMORY);
+    CHECK(std::string(gpk_context_last_error(ctxs.cuda)).find("device bytes needed") != std::string::npos);
+    gpk_filter_destroy(f);
+}
+
+// The Laplacian exercise against sums written here (not the CPU backend): lp3, zero border, min/max to u8
+// with truncating division, on a random image with several rows of blocks.
+void test_laplacian_by_hand(gpu::Contexts &ctxs) {
+    const size_t w = 300, h = 210;
+    ConvCase k{GPK_U8, GPK_U8, w, h, 1, "lp3", GPK_BORDER_ZERO, GPK_NORMALIZE_MINMAX, GPK_ACCUMULATE_AUTO};
+    std::vector<unsigned char> img = make_image(k, 77);
+    std::vector<long long> sums(w * h);
+    auto at = [&](long long x, long long y) -> long long {
+        return (x < 0 || y < 0 || x >= (long long)w || y >= (long long)h) ? 0 : img[y * k.in_stride() + x];
+    };
+    for (long long y = 0; y < (long long)h; ++y)
+        for (long long x = 0; x < (long long)w; ++x)
+            sums[y * w + x] = at(x - 1, y) + at(x + 1, y) + at(x, y - 1) + at(x, y + 1) - 4 * at(x, y);
+    long long mn = *std::min_element(sums.begin(), sums.end()),
+              mx = *std::max_element(sums.begin(), sums.end());
+    gpk_filter *f = make_filter("lp3", 0);
+    std::vector<unsigned char> got(k.out_stride() * h, kPoison);
+    Block in(Memory::device, img.size()), out(Memory::device, got.size());
+    in.upload(img.data());
+    out.upload(got.data());
+    CHECK_OK(ctxs.cuda, convolve(ctxs.cuda, k, f, in.get(), out.get()));
+    out.download(got.data());
+    size_t bad = 0;
+    for (size_t y = 0; y < h; ++y)
+        for (size_t x = 0; x < w; ++x)
+            bad += got[y * k.out_stride() + x] != (sums[y * w + x] - mn) * 255 / (mx - mn);
+    CHECK_MSG(bad == 0, "lp3 min/max by hand: " + std::to_string(bad) + " pixels differ");
+    gpk_filter_destroy(f);
+}
+
+} // namespace
+
+int main() {
+    gpu::require_device();
+    gpu::Contexts ctxs;
+    test_laplacian_by_hand(ctxs);
+    test_kernels(ctxs);
+    test_misaligned(ctxs);
+    test_beyond_device_memory(ctxs);
+    return check::finish("test_gpu_convolve");
+}

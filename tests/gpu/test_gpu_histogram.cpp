@@ -1,0 +1,316 @@
+// gpk_histogram on the CUDA backend against the CPU backend: bit-identical counts and uncounted samples for
+// every dtype, channel count, padded stride, bin layout (shared, cluster and global counting tiers),
+// saturation, all-equal data, one long row, misaligned pointers, data larger than a faked device, for
+// host pageable, host pinned and device pointers, with and without a caller stream.
+#include "gpu_common.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+
+namespace {
+
+using gpu::Block;
+using gpu::Memory;
+
+struct Case {
+    gpk_dtype dtype;
+    size_t width, height;
+    unsigned channels;
+    size_t pad; // bytes after each row
+    size_t bins;
+    double lower, upper;
+    uint64_t saturate;
+    enum Fill { random, all_equal, lab } fill;
+    size_t offset = 0; // misaligns the pointer by this many bytes (device and pinned)
+
+    size_t row_bytes() const { return width * channels * gpk_dtype_size(dtype); }
+    size_t stride() const { return row_bytes() + pad; }
+    size_t bytes() const { return stride() * height; }
+};
+
+std::string describe(const Case &c) {
+    char buf[256];
+    std::snprintf(buf, sizeof buf, "%s %zux%zu ch%u pad %zu bins %zu [%g, %g) sat %llu fill %d offset %zu",
+                  gpk_dtype_name(c.dtype), c.width, c.height, c.channels, c.pad, c.bins, c.lower, c.upper,
+                  (unsigned long long)c.saturate, int(c.fill), c.offset);
+    return buf;
+}
+
+void put(gpk_dtype t, unsigned char *p, double v) {
+    switch (t) {
+    case GPK_U8: {
+        uint8_t x = uint8_t(v);
+        std::memcpy(p, &x, 1);
+        break;
+    }
+    case GPK_U16: {
+        uint16_t x = uint16_t(v);
+        std::memcpy(p, &x, 2);
+        break;
+    }
+    case GPK_U32: {
+        uint32_t x = uint32_t(v);
+        std::memcpy(p, &x, 4);
+        break;
+    }
+    case GPK_I32: {
+        int32_t x = int32_t(v);
+        std::memcpy(p, &x, 4);
+        break;
+    }
+    case GPK_F32: {
+        float x = float(v);
+        std::memcpy(p, &x, 4);
+        break;
+    }
+    default:
+        std::memcpy(p, &v, 8);
+    }
+}
+
+// A sample value for the case: random over a little more than [lower, upper] with the edges, values
+// just below upper, NaN and infinities (floats) mixed in; clamped to what the type can hold.
+double sample(const Case &c, std::mt19937_64 &rng) {
+    std::uniform_real_distribution<double> u(0, 1);
+    double span = c.upper - c.lower;
+    double v = c.lower - 0.05 * span + u(rng) * 1.1 * span;
+    bool is_float = c.dtype == GPK_F32 || c.dtype == GPK_F64;
+    switch (rng() % 16) {
+    case 0:
+        v = c.lower;
+        break;
+    case 1:
+        v = c.upper;
+        break;
+    case 2:
+        v = is_float ? std::nextafter(c.upper, c.lower) : c.upper - 1;
+        break;
+    case 3:
+        if (is_float) v = std::numeric_limits<double>::quiet_NaN();
+        break;
+    case 4:
+        if (is_float) v = (rng() & 1) ? HUGE_VAL : -HUGE_VAL;
+        break;
+    default:
+        break;
+    }
+    if (!is_float) {
+        double lo = c.dtype == GPK_I32 ? -2147483648.0 : 0.0;
+        double hi = c.dtype == GPK_U8    ? 255
+                    : c.dtype == GPK_U16 ? 65535
+                    : c.dtype == GPK_U32 ? 4294967295.0
+                                         : 2147483647.0;
+        v = std::floor(std::min(std::max(v, lo), hi));
+    }
+    return v;
+}
+
+std::vector<unsigned char> make_data(const Case &c, uint64_t seed) {
+    std::mt19937_64 rng(seed);
+    std::vector<unsigned char> data(c.bytes());
+    size_t size = gpk_dtype_size(c.dtype);
+    double equal = c.lower + 0.5 * (c.upper - c.lower) / double(c.bins); // bin 0 (or the middle of it)
+    for (size_t y = 0; y < c.height; ++y) {
+        unsigned char *row = data.data() + y * c.stride();
+        for (size_t i = 0; i < c.width * c.channels; ++i) {
+            double v = c.fill == Case::all_equal ? std::floor(equal)
+                       : c.fill == Case::lab ? std::floor(c.bins * std::sqrt(double(rng() % 1000000) / 1e6))
+                                             : sample(c, rng);
+            put(c.dtype, row + i * size, v);
+        }
+        // Padding holds a counted value: reading it would change the counts.
+        for (size_t b = c.row_bytes(); b + size <= c.stride(); b += size) put(c.dtype, row + b, c.lower);
+    }
+    return data;
+}
+
+struct Counts {
+    std::vector<uint64_t> hist, uncounted;
+};
+
+gpk_histogram_params params_of(const Case &c) {
+    gpk_histogram_params p;
+    gpk_histogram_params_init(&p);
+    p.dtype = c.dtype;
+    p.width = c.width;
+    p.height = c.height;
+    p.channels = c.channels;
+    p.stride = c.stride();
+    p.bins = c.bins;
+    p.lower = c.lower;
+    p.upper = c.upper;
+    p.saturate = c.saturate;
+    return p;
+}
+
+Counts cpu_reference(gpk_context *cpu, const Case &c, const std::vector<unsigned char> &data) {
+    Counts r{std::vector<uint64_t>(c.bins * c.channels), std::vector<uint64_t>(c.channels)};
+    gpk_histogram_params p = params_of(c);
+    CHECK_OK(cpu, gpk_histogram(cpu, &p, data.data(), r.hist.data(), r.uncounted.data()));
+    return r;
+}
+
+// Runs the case on `ctx` with data and results in `mem`; results poisoned first so that every counter
+// must be written.
+void run_on(gpk_context *ctx, cudaStream_t stream, Memory mem, const Case &c,
+            const std::vector<unsigned char> &data, const Counts &want, const std::string &what) {
+    Block in(mem, c.bytes(), c.offset);
+    in.upload(data.data());
+    size_t hb = c.bins * c.channels * sizeof(uint64_t), ub = c.channels * sizeof(uint64_t);
+    Block hist(mem, hb), unc(mem, ub);
+    std::vector<uint64_t> poison_h(c.bins * c.channels, 0xdeadbeefull), poison_u(c.channels, 0xdeadbeefull);
+    hist.upload(poison_h.data());
+    unc.upload(poison_u.data());
+    gpk_histogram_params p = params_of(c);
+    CHECK_OK(ctx, gpk_histogram(ctx, &p, in.get(), static_cast<uint64_t *>(hist.get()),
+                                static_cast<uint64_t *>(unc.get())));
+    if (stream) gpu::cuda_ok(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+    Counts got{std::vector<uint64_t>(c.bins * c.channels), std::vector<uint64_t>(c.channels)};
+    hist.download(got.hist.data());
+    unc.download(got.uncounted.data());
+    size_t bad = 0, first = 0;
+    for (size_t i = 0; i < got.hist.size(); ++i)
+        if (got.hist[i] != want.hist[i] && bad++ == 0) first = i;
+    CHECK_MSG(bad == 0,
+              what + ": " + std::to_string(bad) + " bins differ, first " + std::to_string(first) + ": " +
+                  (bad ? std::to_string(got.hist[first]) + " vs " + std::to_string(want.hist[first]) : ""));
+    CHECK_MSG(got.uncounted == want.uncounted, what + ": uncounted differs");
+}
+
+void run_case(gpu::Contexts &ctxs, const Case &c, uint64_t seed, bool all_memory = true) {
+    std::vector<unsigned char> data = make_data(c, seed);
+    Counts want = cpu_reference(ctxs.cpu, c, data);
+    for (Memory mem : gpu::kAllMemory) {
+        if (!all_memory && mem == Memory::pinned) continue;
+        std::string what = describe(c) + " " + gpu::memory_name(mem);
+        run_on(ctxs.cuda, nullptr, mem, c, data, want, what);
+        run_on(ctxs.cuda_streamed, ctxs.stream, mem, c, data, want, what + " caller stream");
+    }
+}
+
+void test_layouts(gpu::Contexts &ctxs) {
+    size_t s = gpu::quick() ? 1 : 4;
+    // u8 images: the common 256 bins (random and all-black), fewer bins, more bins, general bins.
+    run_case(ctxs, {GPK_U8, 250 * s, 170 * s, 1, 0, 256, 0, 256, 0, Case::random}, 1);
+    run_case(ctxs, {GPK_U8, 512 * s, 256 * s, 1, 0, 256, 0, 256, 0, Case::all_equal}, 2);
+    run_case(ctxs, {GPK_U8, 301, 77, 3, 5, 100, 0, 100, 0, Case::random}, 3);
+    run_case(ctxs, {GPK_U8, 129, 65, 2, 0, 300, 0, 300, 0, Case::random}, 4);
+    run_case(ctxs, {GPK_U8, 333, 41, 4, 3, 7, 3.5, 200.25, 0, Case::random}, 5);
+    // u16: direct 65536 bins need more than a block's shared memory (a cluster's on sm_90); on 4 channels
+    // more than a cluster's (global atomics).
+    run_case(ctxs, {GPK_U16, 1031, 37, 1, 6, 65536, 0, 65536, 0, Case::random}, 6);
+    run_case(ctxs, {GPK_U16, 211, 37, 4, 6, 65536, 0, 65536, 0, Case::random}, 60);
+    run_case(ctxs, {GPK_U16, 1000, 30, 1, 2, 1000, 0, 65536, 0, Case::random}, 7);
+    // u32: the lab (1024 bins saturating at 255, 3984 of 4096 values per row), and 2^20 bins (global tier).
+    run_case(ctxs, {GPK_U32, 3984, 100 * s, 1, 112 * 4, 1024, 0, 1024, 255, Case::lab}, 8);
+    run_case(ctxs, {GPK_U32, 4096, 64, 1, 0, size_t(1) << 20, 0, double(1 << 20), 0, Case::random}, 9);
+    run_case(ctxs, {GPK_U32, 4096, 64, 2, 8, size_t(1) << 20, 0, double(1 << 20), 0, Case::all_equal}, 10);
+    // i32 with negatives (uncounted in direct bins), general bins with a negative lower edge.
+    run_case(ctxs, {GPK_I32, 517, 33, 1, 4, 100, 0, 100, 0, Case::random}, 11);
+    run_case(ctxs, {GPK_I32, 517, 33, 3, 0, 10, -50, 50, 7, Case::random}, 12);
+    // floats: NaN and infinities, edges, inexact ranges.
+    run_case(ctxs, {GPK_F32, 777, 21, 2, 12, 7, 3.5, 200.25, 0, Case::random}, 13);
+    run_case(ctxs, {GPK_F64, 129, 77, 1, 8, 3, 0.1, 0.4, 0, Case::random}, 14);
+    run_case(ctxs, {GPK_F64, 300, 10, 4, 0, 5, -1e6, 1e6, 0, Case::random}, 15);
+    // One long row, and a single sample.
+    run_case(ctxs, {GPK_U8, 3000001 / s, 1, 1, 0, 256, 0, 256, 0, Case::random}, 16);
+    run_case(ctxs, {GPK_F32, 1, 1, 1, 0, 1, 0, 1, 0, Case::random}, 17);
+}
+
+// Data or a stride not aligned to the sample size: the CUDA backend answers as the CPU backend does.
+void test_misaligned(gpu::Contexts &ctxs) {
+    Case c{GPK_U16, 301, 53, 3, 0, 512, 0, 65536, 0, Case::random};
+    Case d{GPK_F64, 97, 13, 1, 4, 9, -0.5, 0.5, 0, Case::random};
+    c.offset = 1;
+    for (const Case &k : {c, d}) {
+        std::vector<unsigned char> data = make_data(k, 21);
+        std::vector<unsigned char> shifted(data.size() + k.offset);
+        std::memcpy(shifted.data() + k.offset, data.data(), data.size());
+        std::vector<uint64_t> hist(k.bins * k.channels);
+        gpk_histogram_params p = params_of(k);
+        gpk_status want = gpk_histogram(ctxs.cpu, &p, shifted.data() + k.offset, hist.data(), nullptr);
+        for (Memory mem : gpu::kAllMemory) {
+            Block in(mem, k.bytes(), k.offset);
+            in.upload(data.data());
+            CHECK_STATUS(ctxs.cuda, gpk_histogram(ctxs.cuda, &p, in.get(), hist.data(), nullptr), want);
+        }
+    }
+}
+
+// Data larger than the (faked) device: host data streams in chunks through the lanes, rows wider than a
+// chunk are split.
+void test_beyond_device_memory(gpu::Contexts &ctxs) {
+    gpu::FakeDeviceMemory fake(300000);
+    run_case(ctxs, {GPK_U8, 1500, 1300, 1, 3, 256, 0, 256, 0, Case::random}, 31);
+    run_case(ctxs, {GPK_U32, 100000, 5, 3, 4, 1024, 0, 1024, 255, Case::lab}, 32);
+    run_case(ctxs, {GPK_U16, 2000, 200, 1, 2, 4096, 0, 4096, 0, Case::random}, 33);
+    // Counters that cannot fit the faked device are refused with the bytes they need.
+    std::vector<uint8_t> data(1000, 1);
+    std::vector<uint64_t> hist(size_t(1) << 20);
+    gpk_histogram_params p;
+    gpk_histogram_params_init(&p);
+    p.width = data.size();
+    p.bins = hist.size();
+    p.upper = double(hist.size());
+    CHECK_STATUS(ctxs.cuda, gpk_histogram(ctxs.cuda, &p, data.data(), hist.data(), nullptr),
+                 GPK_ERR_OUT_OF_MEMORY);
+    CHECK(std::string(gpk_context_last_error(ctxs.cuda)).find("8388616") != std::string::npos);
+}
+
+// Switching the caller stream on and off between calls on one context.
+void test_stream_switch(gpu::Contexts &ctxs) {
+    Case c{GPK_U8, 640, 480, 1, 0, 256, 0, 256, 0, Case::random};
+    std::vector<unsigned char> data = make_data(c, 41);
+    Counts want = cpu_reference(ctxs.cpu, c, data);
+    gpk_context *ctx = gpu::make_context(GPK_BACKEND_CUDA);
+    for (int round = 0; round < 3; ++round) {
+        cudaStream_t s = round == 1 ? ctxs.stream : nullptr;
+        CHECK_OK(ctx, gpk_context_set_stream(ctx, s));
+        run_on(ctx, s, Memory::device, c, data, want, "stream switch round " + std::to_string(round));
+    }
+    CHECK_OK(ctx, gpk_context_synchronize(ctx));
+    gpk_context_destroy(ctx);
+}
+
+// More than 2^32 samples of one value on the device and in pageable memory: exact 64-bit counts.
+void test_beyond_2_32(gpu::Contexts &ctxs) {
+    const size_t width = (size_t(1) << 20) + 3, height = 4097, total = width * height, tail = 1000003;
+    for (Memory mem : {Memory::device, Memory::pageable}) {
+        Block data(mem, total);
+        if (mem == Memory::device) {
+            gpu::cuda_ok(cudaMemset(data.get(), 9, total - tail), "cudaMemset");
+            gpu::cuda_ok(cudaMemset(static_cast<char *>(data.get()) + total - tail, 200, tail), "cudaMemset");
+            gpu::cuda_ok(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+        } else {
+            std::memset(data.get(), 9, total - tail);
+            std::memset(static_cast<char *>(data.get()) + total - tail, 200, tail);
+        }
+        for (size_t h : {height, size_t(1)}) {
+            gpk_histogram_params p;
+            gpk_histogram_params_init(&p);
+            p.width = total / h;
+            p.height = h;
+            std::vector<uint64_t> hist(256, 1);
+            CHECK_OK(ctxs.cuda, gpk_histogram(ctxs.cuda, &p, data.get(), hist.data(), nullptr));
+            CHECK_EQ(hist[9], uint64_t(total - tail));
+            CHECK_EQ(hist[200], uint64_t(tail));
+            CHECK_EQ(hist[0] + hist[255], uint64_t(0));
+        }
+    }
+}
+
+} // namespace
+
+int main() {
+    gpu::require_device();
+    gpu::Contexts ctxs;
+    test_layouts(ctxs);
+    test_misaligned(ctxs);
+    test_beyond_device_memory(ctxs);
+    test_stream_switch(ctxs);
+    if (gpu::large()) test_beyond_2_32(ctxs);
+    return check::finish("test_gpu_histogram");
+}
