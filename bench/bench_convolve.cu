@@ -1,0 +1,279 @@
+// gpk_convolve beside NPP (FilterBorder, FilterRowBorder + FilterColumnBorder) on the convolution cases of
+// PERF.md: 8192x8192 device images, clamp border, median of CUDA-event timings after a warm-up, inputs
+// rotated where several copies fit; every result compared with NPP's and with gpk's CPU backend.
+#include "bench_util.cuh"
+
+#include <nppi.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+
+namespace {
+
+using bench::Row;
+
+constexpr int W = 8192, H = 8192;
+constexpr size_t N = size_t(W) * H;
+
+__device__ __forceinline__ uint64_t mix(uint64_t x) {
+    x += 0x9e3779b97f4a7c15ull;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
+__global__ void fill_u8(uint8_t *p, size_t n, uint64_t seed) {
+    for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x)
+        p[i] = uint8_t(mix(i ^ (seed << 40)));
+}
+
+__global__ void fill_f32(float *p, size_t n, uint64_t seed) {
+    for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x)
+        p[i] = float(mix(i ^ (seed << 40)) >> 40) * 0x1p-24f;
+}
+
+NppStreamContext npp_context(cudaStream_t s) {
+    NppStreamContext c{};
+    c.hStream = s;
+    CK(cudaGetDevice(&c.nCudaDeviceId));
+    cudaDeviceProp p;
+    CK(cudaGetDeviceProperties(&p, c.nCudaDeviceId));
+    c.nMultiProcessorCount = p.multiProcessorCount;
+    c.nMaxThreadsPerMultiProcessor = p.maxThreadsPerMultiProcessor;
+    c.nMaxThreadsPerBlock = p.maxThreadsPerBlock;
+    c.nSharedMemPerBlock = p.sharedMemPerBlock;
+    c.nCudaDevAttrComputeCapabilityMajor = p.major;
+    c.nCudaDevAttrComputeCapabilityMinor = p.minor;
+    CK(cudaStreamGetFlags(s, &c.nStreamFlags));
+    return c;
+}
+
+void npp_ok(NppStatus st, const char *what) {
+    if (st == NPP_SUCCESS) return;
+    std::printf("NPP error %d in %s\n", int(st), what);
+    std::exit(1);
+}
+
+gpk_image image(gpk_dtype t) {
+    gpk_image d;
+    gpk_image_init(&d, t, W, H, 1);
+    return d;
+}
+
+gpk_convolve_params params(const gpk_filter *f, gpk_normalize norm, gpk_border border) {
+    gpk_convolve_params p;
+    gpk_convolve_params_init(&p);
+    p.filter = f;
+    p.border = border;
+    p.normalize = norm;
+    p.accumulate = GPK_ACCUMULATE_F32;
+    return p;
+}
+
+template <class T> std::vector<T> to_host(const T *d) {
+    std::vector<T> h(N);
+    CK(cudaMemcpy(h.data(), d, N * sizeof(T), cudaMemcpyDeviceToHost));
+    return h;
+}
+
+std::string compare_u8(const std::vector<uint8_t> &g, const std::vector<uint8_t> &peer,
+                       const std::vector<uint8_t> &cpu) {
+    int worst = 0;
+    size_t off = 0;
+    for (size_t i = 0; i < N; ++i) {
+        int d = std::abs(int(g[i]) - int(peer[i]));
+        worst = std::max(worst, d);
+        off += d != 0;
+    }
+    char buf[96];
+    std::snprintf(buf, sizeof buf, "NPP max|d| %d (%zu px), CPU %s", worst, off,
+                  g == cpu ? "exact" : "DIFFERS");
+    return buf;
+}
+
+double rel_l2(const std::vector<float> &a, const std::vector<float> &b) {
+    double e = 0, r = 0;
+    for (size_t i = 0; i < N; ++i) e += double(a[i] - b[i]) * (a[i] - b[i]), r += double(b[i]) * b[i];
+    return std::sqrt(e / std::max(r, 1e-300));
+}
+
+std::string compare_f32(const std::vector<float> &g, const std::vector<float> &peer,
+                        const std::vector<float> &cpu) {
+    char buf[96];
+    double to_cpu = rel_l2(g, cpu);
+    std::snprintf(buf, sizeof buf, "NPP relL2 %.1e, CPU relL2 %.1e%s", rel_l2(g, peer), to_cpu,
+                  to_cpu <= 1e-5 ? "" : " DIFFERS");
+    return buf;
+}
+
+struct Images {
+    std::vector<uint8_t *> u8_in;
+    uint8_t *u8_out, *u8_peer;
+    float *f_in, *f_out, *f_peer, *f_mid;
+};
+
+Row box_u8(int k, Images &im, gpk_context *gpu, gpk_context *cpu, cudaStream_t s, const NppStreamContext &npp,
+           const bench::Ceilings &ceil) {
+    std::vector<double> taps(size_t(k) * k, 1.0);
+    gpk_filter *f;
+    GK(nullptr, gpk_filter_create_2d(&f, k, k, taps.data()));
+    gpk_convolve_params p = params(f, GPK_NORMALIZE_SUM, GPK_BORDER_CLAMP);
+    gpk_image d8 = image(GPK_U8);
+    int copies = int(im.u8_in.size());
+    float ms = bench::median_ms(
+        s, [&](int i) { GK(gpu, gpk_convolve(gpu, &p, &d8, im.u8_in[i % copies], &d8, im.u8_out)); });
+    std::vector<Npp32s> ki(size_t(k) * k, 1);
+    Npp32s *dk;
+    CK(cudaMalloc(&dk, ki.size() * 4));
+    CK(cudaMemcpy(dk, ki.data(), ki.size() * 4, cudaMemcpyHostToDevice));
+    auto run_npp = [&](int i) {
+        npp_ok(nppiFilterBorder_8u_C1R_Ctx(im.u8_in[i % copies], W, {W, H}, {0, 0}, im.u8_peer, W, {W, H}, dk,
+                                           {k, k}, {k / 2, k / 2}, k * k, NPP_BORDER_REPLICATE, npp),
+               "nppiFilterBorder_8u_C1R");
+    };
+    float peer = bench::median_ms(s, run_npp);
+    GK(gpu, gpk_convolve(gpu, &p, &d8, im.u8_in[0], &d8, im.u8_out));
+    run_npp(0);
+    CK(cudaStreamSynchronize(s));
+    std::vector<uint8_t> in = to_host(im.u8_in[0]), on_cpu(N);
+    GK(cpu, gpk_convolve(cpu, &p, &d8, in.data(), &d8, on_cpu.data()));
+    std::string agree = compare_u8(to_host(im.u8_out), to_host(im.u8_peer), on_cpu);
+    CK(cudaFree(dk));
+    gpk_filter_destroy(f);
+    double gpix = N / ms / 1e6;
+    std::string name = "u8 " + std::to_string(k) + "x" + std::to_string(k) + " box, sum, clamp, 8192x8192";
+    return {name, ms, gpix, "GPix/s", 2.0 * N / ms / 1e6 / ceil.copy_gbs, "NPP FilterBorder 8u", peer, agree};
+}
+
+Row box_f32(int k, Images &im, gpk_context *gpu, gpk_context *cpu, cudaStream_t s,
+            const NppStreamContext &npp, const bench::Ceilings &ceil) {
+    std::vector<double> taps(size_t(k) * k, 1.0 / (k * k));
+    gpk_filter *f;
+    GK(nullptr, gpk_filter_create_2d(&f, k, k, taps.data()));
+    gpk_convolve_params p = params(f, GPK_NORMALIZE_NONE, GPK_BORDER_CLAMP);
+    gpk_image df = image(GPK_F32);
+    float ms = bench::median_ms(s, [&](int) { GK(gpu, gpk_convolve(gpu, &p, &df, im.f_in, &df, im.f_out)); });
+    std::vector<Npp32f> kf(size_t(k) * k, 1.0f / (k * k));
+    Npp32f *dk;
+    CK(cudaMalloc(&dk, kf.size() * 4));
+    CK(cudaMemcpy(dk, kf.data(), kf.size() * 4, cudaMemcpyHostToDevice));
+    auto run_npp = [&](int) {
+        npp_ok(nppiFilterBorder_32f_C1R_Ctx(im.f_in, 4 * W, {W, H}, {0, 0}, im.f_peer, 4 * W, {W, H}, dk,
+                                            {k, k}, {k / 2, k / 2}, NPP_BORDER_REPLICATE, npp),
+               "nppiFilterBorder_32f_C1R");
+    };
+    float peer = bench::median_ms(s, run_npp);
+    CK(cudaStreamSynchronize(s));
+    std::vector<float> in = to_host(im.f_in), on_cpu(N);
+    GK(cpu, gpk_convolve(cpu, &p, &df, in.data(), &df, on_cpu.data()));
+    std::string agree = compare_f32(to_host(im.f_out), to_host(im.f_peer), on_cpu);
+    CK(cudaFree(dk));
+    gpk_filter_destroy(f);
+    std::string name = "f32 " + std::to_string(k) + "x" + std::to_string(k) + " box, clamp, 8192x8192";
+    return {name, ms,   N / ms / 1e6, "GPix/s", 8.0 * N / ms / 1e6 / ceil.copy_gbs, "NPP FilterBorder 32f",
+            peer, agree};
+}
+
+Row separable_f32(int radius, Images &im, gpk_context *gpu, gpk_context *cpu, cudaStream_t s,
+                  const NppStreamContext &npp, const bench::Ceilings &ceil) {
+    int k = 2 * radius + 1;
+    std::vector<double> taps(k, 1.0 / k);
+    gpk_filter *f;
+    GK(nullptr, gpk_filter_create_separable(&f, k, taps.data(), k, taps.data()));
+    gpk_convolve_params p = params(f, GPK_NORMALIZE_NONE, GPK_BORDER_CLAMP);
+    gpk_image df = image(GPK_F32);
+    float ms = bench::median_ms(s, [&](int) { GK(gpu, gpk_convolve(gpu, &p, &df, im.f_in, &df, im.f_out)); });
+    std::vector<Npp32f> kf(k, 1.0f / k);
+    Npp32f *dk;
+    CK(cudaMalloc(&dk, k * 4));
+    CK(cudaMemcpy(dk, kf.data(), k * 4, cudaMemcpyHostToDevice));
+    auto run_npp = [&](int) {
+        npp_ok(nppiFilterRowBorder_32f_C1R_Ctx(im.f_in, 4 * W, {W, H}, {0, 0}, im.f_mid, 4 * W, {W, H}, dk, k,
+                                               radius, NPP_BORDER_REPLICATE, npp),
+               "nppiFilterRowBorder_32f_C1R");
+        npp_ok(nppiFilterColumnBorder_32f_C1R_Ctx(im.f_mid, 4 * W, {W, H}, {0, 0}, im.f_peer, 4 * W, {W, H},
+                                                  dk, k, radius, NPP_BORDER_REPLICATE, npp),
+               "nppiFilterColumnBorder_32f_C1R");
+    };
+    float peer = bench::median_ms(s, run_npp);
+    CK(cudaStreamSynchronize(s));
+    std::vector<float> in = to_host(im.f_in), on_cpu(N);
+    GK(cpu, gpk_convolve(cpu, &p, &df, in.data(), &df, on_cpu.data()));
+    std::string agree = compare_f32(to_host(im.f_out), to_host(im.f_peer), on_cpu);
+    CK(cudaFree(dk));
+    gpk_filter_destroy(f);
+    std::string name = "f32 separable radius " + std::to_string(radius) + ", clamp, 8192x8192";
+    return {name,
+            ms,
+            N / ms / 1e6,
+            "GPix/s",
+            8.0 * N / ms / 1e6 / ceil.copy_gbs,
+            "NPP FilterRow+ColumnBorder 32f",
+            peer,
+            agree};
+}
+
+// lp3 with min/max normalisation (two passes: fold, then write) against gpk's own plain u8 3x3 lp3.
+Row laplacian_minmax(Images &im, gpk_context *gpu, gpk_context *cpu, cudaStream_t s,
+                     const bench::Ceilings &ceil) {
+    gpk_filter *f;
+    GK(nullptr, gpk_filter_create_named(&f, "lp3"));
+    gpk_convolve_params plain = params(f, GPK_NORMALIZE_NONE, GPK_BORDER_ZERO);
+    gpk_convolve_params mm = params(f, GPK_NORMALIZE_MINMAX, GPK_BORDER_ZERO);
+    gpk_image d8 = image(GPK_U8);
+    int copies = int(im.u8_in.size());
+    float ms = bench::median_ms(
+        s, [&](int i) { GK(gpu, gpk_convolve(gpu, &mm, &d8, im.u8_in[i % copies], &d8, im.u8_out)); });
+    float base = bench::median_ms(
+        s, [&](int i) { GK(gpu, gpk_convolve(gpu, &plain, &d8, im.u8_in[i % copies], &d8, im.u8_peer)); });
+    GK(gpu, gpk_convolve(gpu, &mm, &d8, im.u8_in[0], &d8, im.u8_out));
+    CK(cudaStreamSynchronize(s));
+    std::vector<uint8_t> in = to_host(im.u8_in[0]), on_cpu(N);
+    GK(cpu, gpk_convolve(cpu, &mm, &d8, in.data(), &d8, on_cpu.data()));
+    std::string agree = to_host(im.u8_out) == on_cpu ? "CPU exact" : "CPU DIFFERS";
+    gpk_filter_destroy(f);
+    return {"u8 lp3 + min/max, zero, 8192x8192 (peer: gpk plain lp3)",
+            ms,
+            N / ms / 1e6,
+            "GPix/s",
+            2.0 * N / ms / 1e6 / ceil.copy_gbs,
+            "gpk u8 lp3, no normalisation",
+            base,
+            agree};
+}
+
+} // namespace
+
+int main() {
+    bench::print_device();
+    cudaStream_t s;
+    CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    bench::Ceilings ceil = bench::measure_ceilings(s);
+    NppStreamContext npp = npp_context(s);
+    gpk_context *gpu = bench::cuda_context(s), *cpu = bench::cpu_context();
+    Images im;
+    im.u8_in.resize(3); // 64 MB each: rotated so that no run reads an input the previous one left in L2
+    for (size_t i = 0; i < im.u8_in.size(); ++i) {
+        CK(cudaMalloc(&im.u8_in[i], N));
+        fill_u8<<<1024, 256, 0, s>>>(im.u8_in[i], N, i + 1);
+    }
+    CK(cudaMalloc(&im.u8_out, N));
+    CK(cudaMalloc(&im.u8_peer, N));
+    CK(cudaMalloc(&im.f_in, 4 * N));
+    CK(cudaMalloc(&im.f_out, 4 * N));
+    CK(cudaMalloc(&im.f_peer, 4 * N));
+    CK(cudaMalloc(&im.f_mid, 4 * N));
+    fill_f32<<<1024, 256, 0, s>>>(im.f_in, N, 9);
+    CK(cudaGetLastError());
+    CK(cudaStreamSynchronize(s));
+    std::vector<Row> rows;
+    for (int k : {3, 5, 9}) rows.push_back(box_u8(k, im, gpu, cpu, s, npp, ceil));
+    for (int k : {3, 9}) rows.push_back(box_f32(k, im, gpu, cpu, s, npp, ceil));
+    for (int r : {8, 32}) rows.push_back(separable_f32(r, im, gpu, cpu, s, npp, ceil));
+    rows.push_back(laplacian_minmax(im, gpu, cpu, s, ceil));
+    bench::print_table(rows);
+    gpk_context_destroy(gpu);
+    gpk_context_destroy(cpu);
+    return 0;
+}
