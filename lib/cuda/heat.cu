@@ -146,6 +146,9 @@ void HeatRun::allocate() {
     }
     level_partials_ = device_alloc<double>(nparts, "maxdiff partials");
     log_ = device_alloc<double>(kLogCapacity, "the maxdiff log");
+    // The whole log is copied back after each batch; entries not yet written must not be garbage.
+    check(cudaMemsetAsync(log_.get(), 0, kLogCapacity * sizeof(double), stream_),
+          "cudaMemsetAsync (maxdiff log)");
     state_ = device_alloc<DeviceState>(1, "the run state");
     stats_blocks_ = (int)std::min<size_t>(N, kStatsBlocks);
     stats_partials_ = device_alloc<GridStats>(stats_blocks_, "report partials");
