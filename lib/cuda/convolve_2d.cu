@@ -1,7 +1,9 @@
 // Launches of the direct 2D kernel: square 3, 5 and 9 tap filters on u8 (exact int) and f32 images get
 // compile-time sizes; everything else takes the general kernel.
 #include "cuda/convolve_launch.cuh"
+#include "cuda/convolve_vector.cuh"
 
+#include <cmath>
 #include <string>
 
 namespace gpk::cuda::conv {
@@ -44,6 +46,64 @@ unsigned launch_general(const PassArgs &a, const DeviceLimits &lim, cudaStream_t
     return grid.x * grid.y;
 }
 
+// One channel, normalisation none or sum (by a divider on the exact path), written not folded: the
+// four-outputs-per-thread kernels of convolve_vector.cuh apply.
+bool vector_case(const PassArgs &a, gpk_dtype out_dtype) {
+    const Output &o = a.out;
+    if (a.shape.channels != 1 || o.reduce || o.dtype != out_dtype) return false;
+    if (o.normalize == GPK_NORMALIZE_NONE) return true;
+    return o.normalize == GPK_NORMALIZE_SUM && (out_dtype == GPK_F32 || o.sum_magic != 0);
+}
+
+template <int K, int PY> unsigned launch_u8x4(const PassArgs &a, cudaStream_t s) {
+    constexpr int G = (K + 3) / 4;
+    ByteTaps<K> taps{};
+    for (int r = 0; r < K; ++r)
+        for (int b = 0; b < K; ++b) {
+            int t = int(a.filter->taps[size_t(r) * K + b]);
+            taps.w[r * G + b / 4] |= int(unsigned(t & 0xFF) << (8 * (b % 4)));
+        }
+    dim3 grid(unsigned((a.shape.width + kVecTileX - 1) / kVecTileX),
+              unsigned((a.shape.out_rows + kTileThreadRows * PY - 1) / (kTileThreadRows * PY)));
+    conv2d_u8x4_kernel<K, PY><<<grid, dim3(kTileX, kTileThreadRows), 0, s>>>(a.src, a.shape, a.out, taps);
+    check_launch("conv2d_u8x4_kernel");
+    return grid.x * grid.y;
+}
+
+template <int K, int PY> unsigned launch_f32x4(const PassArgs &a, cudaStream_t s) {
+    bool aligned = reinterpret_cast<uintptr_t>(a.src.base) % 16 == 0 && a.src.pitch % 16 == 0;
+    dim3 grid(unsigned((a.shape.width + kVecTileX - 1) / kVecTileX),
+              unsigned((a.shape.out_rows + kTileThreadRows * PY - 1) / (kTileThreadRows * PY)));
+    conv2d_f32x4_kernel<K, PY><<<grid, dim3(kTileX, kTileThreadRows), 0, s>>>(
+        a.src, a.shape, a.out, make_taps<float, K * K>(a.filter->taps), aligned);
+    check_launch("conv2d_f32x4_kernel");
+    return grid.x * grid.y;
+}
+
+// Taps that dp4a takes: integers in [-128, 127].
+bool byte_taps(const gpk_filter &f) {
+    for (double t : f.taps)
+        if (!(t >= -128 && t <= 127) || t != std::floor(t)) return false;
+    return true;
+}
+
+// The four-outputs-per-thread kernels for 3, 5 and 9 taps; 0 where they do not apply.
+template <class In, class Acc> unsigned launch_vector(const PassArgs &a, cudaStream_t s) {
+    const int k = a.filter->kh;
+    if constexpr (std::is_same<In, uint8_t>::value && std::is_same<Acc, int>::value) {
+        if (!vector_case(a, GPK_U8) || !byte_taps(*a.filter)) return 0;
+        if (k == 3) return launch_u8x4<3, 16>(a, s);
+        if (k == 5) return launch_u8x4<5, 16>(a, s);
+        if (k == 9) return launch_u8x4<9, 8>(a, s);
+    } else if constexpr (std::is_same<In, float>::value && std::is_same<Acc, float>::value) {
+        if (!vector_case(a, GPK_F32)) return 0;
+        if (k == 3) return launch_f32x4<3, 8>(a, s);
+        if (k == 5) return launch_f32x4<5, 8>(a, s);
+        if (k == 9) return launch_f32x4<9, 8>(a, s);
+    }
+    return 0;
+}
+
 // u8 with exact int sums and f32 with f32 sums, the cases the benchmarks and most users run; returns the
 // blocks launched, 0 when the filter is not one of these.
 template <class In, class Acc>
@@ -52,6 +112,7 @@ unsigned launch_square(const PassArgs &a, const DeviceLimits &lim, cudaStream_t 
                           (std::is_same<In, float>::value && std::is_same<Acc, float>::value);
     if constexpr (fast) {
         if (a.filter->kh != a.filter->kw) return 0;
+        if (unsigned blocks = launch_vector<In, Acc>(a, s)) return blocks;
         switch (a.filter->kh) {
         case 3:
             return launch_fixed<In, Acc, 3, 16>(a, lim, s);

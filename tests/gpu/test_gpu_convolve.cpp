@@ -250,6 +250,15 @@ void test_kernels(gpu::Contexts &ctxs) {
         {GPK_U8, GPK_U8, 77 * s, 61 * s, 2, "int2d:3:3", R, none, a_auto},
         {GPK_U8, GPK_U8, 64 * s, 40 * s, 1, "log9", W, none, a_auto},
         {GPK_U8, GPK_F32, 70 * s, 33 * s, 2, "log9", R, mm, a_auto},
+        // four outputs per thread (one channel, none or sum): partial blocks, unaligned rows, tiny images
+        {GPK_U8, GPK_U8, 301 * s, 70 * s, 1, "int2d:3:3", C, sum, a_auto},
+        {GPK_U8, GPK_U8, 263 * s, 45 * s, 1, "int2d:5:5", M, none, a_auto},
+        {GPK_U8, GPK_U8, 400, 37, 1, "int2d:9:9", R, sum, a_auto},
+        {GPK_U8, GPK_U8, 6, 5, 1, "int2d:3:3", W, sum, a_auto},
+        {GPK_F32, GPK_F32, 300 * s, 70 * s, 1, "real2d:3:3", C, none, a_auto},
+        {GPK_F32, GPK_F32, 261 * s, 40 * s, 1, "real2d:5:5", Z, sum, a32},
+        {GPK_F32, GPK_F32, 520, 30, 1, "real2d:9:9", R, none, a32},
+        {GPK_F32, GPK_F32, 7, 9, 1, "real2d:9:9", W, sum, a32},
         // exact path, general kernel: u16, int32 and int64 sums, filters larger than the image
         {GPK_U16, GPK_U16, 61 * s, 45 * s, 4, "lp5", M, none, a_auto},
         {GPK_U16, GPK_F64, 80, 70, 1, "int2d:63:63", W, sum, a_auto},
@@ -271,6 +280,8 @@ void test_kernels(gpu::Contexts &ctxs) {
         // float separable
         {GPK_F32, GPK_F32, 120 * s, 80 * s, 1, "gauss:1.5", W, none, a_auto},
         {GPK_F32, GPK_F32, 150, 100, 4, "gauss:21.4", M, none, a32},
+        {GPK_F32, GPK_F32, 300, 90, 1, "realsep:17:17", C, none, a32},
+        {GPK_F32, GPK_F32, 130, 70, 2, "realsep:3:5", M, sum, a32},
         {GPK_F64, GPK_U16, 66, 44, 4, "realsep:11:3", R, mm, a32},
         {GPK_U16, GPK_F64, 50, 40, 1, "realsep:17:17", Z, sum, a64},
         {GPK_F32, GPK_F32, 1, 7, 1, "gauss:3", C, none, a32},
