@@ -486,9 +486,12 @@ __global__ void __launch_bounds__(kTileX *kTileThreadRows, 2)
 }
 
 // Row pass of a separable filter: mid row i (of mid_rows) = padded row i filtered along x, in Acc.
-template <class In, class Acc>
+// KW > 0: the tap count known at compile time (unrolled, taps addressed directly); 0: kw.
+template <class In, class Acc, int KW>
 __global__ void __launch_bounds__(kRowTileX *kRowTileRows)
-    row_pass_kernel(SourceRows src, Shape sh, int mid_rows, Acc *mid, Taps<Acc, kMaxTaps1D> taps, int kw) {
+    row_pass_kernel(SourceRows src, Shape sh, int mid_rows, Acc *mid, Taps<Acc, kMaxTaps1D> taps,
+                    int kw_any) {
+    const int kw = KW > 0 ? KW : kw_any;
     extern __shared__ __align__(16) unsigned char smem_raw[];
     In *tile = reinterpret_cast<In *>(smem_raw);
     const int ch = sh.channels;
@@ -504,14 +507,17 @@ __global__ void __launch_bounds__(kRowTileX *kRowTileRows)
     const long long e = e0 + threadIdx.x;
     if (r >= mid_rows || e >= row_elems) return;
     Acc s = Acc(0);
+#pragma unroll
     for (int b = 0; b < kw; ++b) s += Acc(t[threadIdx.x + b * ch]) * taps.t[b];
     mid[size_t(r) * row_elems + e] = s;
 }
 
 // Column pass: output row y = sum over a of mid row y + a times col[a]; mid has out_rows + kh - 1 rows.
-template <class Acc>
+// KH > 0: the tap count known at compile time; 0: kh.
+template <class Acc, int KH>
 __global__ void __launch_bounds__(kTileX *kTileThreadRows)
-    column_pass_kernel(const Acc *mid, Shape sh, Output out, Taps<Acc, kMaxTaps1D> taps, int kh) {
+    column_pass_kernel(const Acc *mid, Shape sh, Output out, Taps<Acc, kMaxTaps1D> taps, int kh_any) {
+    const int kh = KH > 0 ? KH : kh_any;
     extern __shared__ __align__(16) unsigned char smem_raw[];
     Acc *tile = reinterpret_cast<Acc *>(smem_raw);
     const long long row_elems = sh.width * sh.channels;
@@ -552,6 +558,7 @@ __global__ void __launch_bounds__(kTileX *kTileThreadRows)
     Acc acc[kColumnPY];
 #pragma unroll
     for (int k = 0; k < kColumnPY; ++k) acc[k] = Acc(0);
+#pragma unroll
     for (int i = 0; i < kColumnPY + kh - 1; ++i) {
         Acc v = tile[(ty + i) * kTileX + threadIdx.x];
 #pragma unroll

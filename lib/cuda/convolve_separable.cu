@@ -6,10 +6,34 @@
 namespace gpk::cuda::conv {
 namespace {
 
+// f32 filters of up to 17 taps (radius 8) get kernels with the tap count known at compile time; K is the
+// odd count, or 0 for the general kernel.
+constexpr int kMaxFixedTaps = 17;
+
+template <class In, class Acc>
+using RowKernel = void (*)(SourceRows, Shape, int, Acc *, Taps<Acc, kMaxTaps1D>, int);
+template <class Acc> using ColumnKernel = void (*)(const Acc *, Shape, Output, Taps<Acc, kMaxTaps1D>, int);
+
+template <class In, class Acc, int K = 3> RowKernel<In, Acc> row_kernel_for(int kw) {
+    if constexpr (K > kMaxFixedTaps)
+        return &row_pass_kernel<In, Acc, 0>;
+    else
+        return kw == K ? &row_pass_kernel<In, Acc, K> : row_kernel_for<In, Acc, K + 2>(kw);
+}
+
+template <class Acc, int K = 3> ColumnKernel<Acc> column_kernel_for(int kh) {
+    if constexpr (K > kMaxFixedTaps)
+        return &column_pass_kernel<Acc, 0>;
+    else
+        return kh == K ? &column_pass_kernel<Acc, K> : column_kernel_for<Acc, K + 2>(kh);
+}
+
 template <class In, class Acc>
 void row_pass_typed(const PassArgs &a, int mid_rows, void *mid, const DeviceLimits &lim, cudaStream_t s) {
-    auto kernel = row_pass_kernel<In, Acc>;
     int kw = a.filter->kw, ch = a.shape.channels;
+    RowKernel<In, Acc> kernel = &row_pass_kernel<In, Acc, 0>;
+    if constexpr (std::is_same<In, float>::value && std::is_same<Acc, float>::value)
+        kernel = row_kernel_for<In, Acc>(kw);
     size_t smem = size_t(tile_stride_of(kRowTileX + (kw - 1) * ch)) * kRowTileRows * sizeof(In);
     allow_shared(kernel, smem, lim, "the row pass");
     long long row_elems = a.shape.width * ch;
@@ -40,8 +64,9 @@ void row_pass_for_input(const PassArgs &a, int mid_rows, void *mid, const Device
 
 template <class Acc>
 unsigned column_pass_typed(const PassArgs &a, const void *mid, const DeviceLimits &lim, cudaStream_t s) {
-    auto kernel = column_pass_kernel<Acc>;
     int kh = a.filter->kh;
+    ColumnKernel<Acc> kernel = &column_pass_kernel<Acc, 0>;
+    if constexpr (std::is_same<Acc, float>::value) kernel = column_kernel_for<Acc>(kh);
     size_t smem = size_t(kTileThreadRows * kColumnPY + kh - 1) * kTileX * sizeof(Acc);
     allow_shared(kernel, smem, lim, "the column pass");
     long long row_elems = a.shape.width * a.shape.channels;
