@@ -95,11 +95,14 @@ void fuzz_histogram(gpk_context *ctx, Reader &r) {
     p.saturate = r.take<uint8_t>();
     if (r.take<uint8_t>() == 7) p.struct_size = r.take<uint8_t>();
     size_t bytes = image_bytes(p.width, p.height, p.channels, sample_size(dtype), p.stride);
+    // Only sizes whose products overflow must be rejected; valid but large requests (a histogram of 2^40
+    // bins is valid) are skipped so that neither this harness nor the library allocates beyond kMaxBytes.
     size_t hist_n;
-    bool hist_overflow =
-        __builtin_mul_overflow(p.bins, size_t(p.channels), &hist_n) || hist_n > kMaxBytes / 8;
+    bool hist_overflow = __builtin_mul_overflow(p.bins, size_t(p.channels), &hist_n) ||
+                         __builtin_mul_overflow(hist_n, sizeof(uint64_t), &hist_n);
     bool must_fail = bytes == SIZE_MAX || hist_overflow;
-    if (!must_fail && bytes > kMaxBytes) return;
+    if (!must_fail && (bytes > kMaxBytes || hist_n > kMaxBytes)) return;
+    hist_n /= sizeof(uint64_t);
     std::vector<uint8_t> data(must_fail ? 16 : bytes + 1);
     for (size_t i = 0; i < data.size(); ++i) data[i] = uint8_t(i * 131);
     std::vector<uint64_t> hist(must_fail ? 4 : hist_n + 1), unc(4);
@@ -156,8 +159,12 @@ void fuzz_heat(gpk_context *ctx, Reader &r) {
     p.threshold = r.number();
     p.period = r.take<uint8_t>() % 5;
     size_t n;
-    bool overflow = __builtin_mul_overflow(p.rows, p.cols, &n) || n > kMaxBytes / 8;
-    if (!overflow && n * 8 > kMaxBytes) return;
+    // The padded grids the library needs overflow: the call must be rejected, so small buffers are safe.
+    size_t padded;
+    bool overflow = __builtin_mul_overflow(p.rows, p.cols, &n) || p.rows > SIZE_MAX - 2 ||
+                    p.cols > SIZE_MAX - 2 || __builtin_mul_overflow(p.rows + 2, p.cols + 2, &padded) ||
+                    __builtin_mul_overflow(padded, 2 * sizeof(double), &padded);
+    if (!overflow && n > kMaxBytes / 8) return;
     std::vector<double> t(overflow ? 2 : n + 1), c(overflow ? 2 : n + 1), o(overflow ? 2 : n + 1);
     for (size_t i = 0; i < t.size(); ++i) {
         t[i] = r.take<uint8_t>() % 16 == 0 ? r.number() : double(i % 17);
