@@ -5,6 +5,7 @@
 // pointers and images larger than a faked device (bands with halos), for host pageable, host pinned and
 // device pointers, with and without a caller stream.
 #include "gpu_common.hpp"
+#include "samples.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -47,8 +48,9 @@ gpk_filter *make_filter(const std::string &spec, uint64_t seed) {
     char kind[16] = {};
     gpk_filter *f = nullptr;
     if (std::sscanf(spec.c_str(), "%15[a-z0-9]:%u:%u", kind, &a, &b) == 3) {
-        bool integer = std::strncmp(kind, "int", 3) == 0;
+        bool integer = std::strncmp(kind, "int", 3) == 0, positive = std::strncmp(kind, "pos", 3) == 0;
         auto tap = [&] {
+            if (positive) return double(rng() % 101);
             return integer ? double(int(rng() % 201) - 100)
                            : std::uniform_real_distribution<double>(-1, 1)(rng);
         };
@@ -90,42 +92,6 @@ bool exact_path(const ConvCase &k, const gpk_filter *f) {
     return abs_sum * (k.in == GPK_U8 ? 255.0 : 65535.0) < 18014398509481984.0;
 }
 
-double get(gpk_dtype t, const unsigned char *p) {
-    switch (t) {
-    case GPK_U8:
-        return *p;
-    case GPK_U16: {
-        uint16_t v;
-        std::memcpy(&v, p, 2);
-        return v;
-    }
-    case GPK_F32: {
-        float v;
-        std::memcpy(&v, p, 4);
-        return v;
-    }
-    default: {
-        double v;
-        std::memcpy(&v, p, 8);
-        return v;
-    }
-    }
-}
-
-void set(gpk_dtype t, unsigned char *p, double v) {
-    if (t == GPK_U8) {
-        *p = uint8_t(v);
-    } else if (t == GPK_U16) {
-        uint16_t x = uint16_t(v);
-        std::memcpy(p, &x, 2);
-    } else if (t == GPK_F32) {
-        float x = float(v);
-        std::memcpy(p, &x, 4);
-    } else {
-        std::memcpy(p, &v, 8);
-    }
-}
-
 // Random samples over the type's range (floats in [-100, 100]); the padding holds garbage.
 std::vector<unsigned char> make_image(const ConvCase &k, uint64_t seed) {
     std::mt19937_64 rng(seed);
@@ -138,7 +104,7 @@ std::vector<unsigned char> make_image(const ConvCase &k, uint64_t seed) {
             double v = (k.in == GPK_U8 || k.in == GPK_U16)
                            ? std::floor(std::uniform_real_distribution<double>(0, hi)(rng))
                            : std::uniform_real_distribution<double>(-100, 100)(rng);
-            set(k.in, img.data() + y * k.in_stride() + i * size, v);
+            write_sample(k.in, img.data() + y * k.in_stride() + i * size, v);
         }
     return img;
 }
@@ -180,7 +146,7 @@ void compare(const ConvCase &k, bool exact, const std::vector<unsigned char> &go
     for (size_t y = 0; y < k.height; ++y) {
         const unsigned char *g = got.data() + y * k.out_stride(), *w = want.data() + y * k.out_stride();
         for (size_t i = 0; i < k.width * k.channels; ++i) {
-            double a = get(k.out, g + i * size), b = get(k.out, w + i * size);
+            double a = read_sample(k.out, g + i * size), b = read_sample(k.out, w + i * size);
             if (std::isnan(a) && std::isnan(b)) continue;
             err2 += (a - b) * (a - b);
             ref2 += b * b;
@@ -255,6 +221,13 @@ void test_kernels(gpu::Contexts &ctxs) {
         {GPK_U8, GPK_U8, 263 * s, 45 * s, 1, "int2d:5:5", M, none, a_auto},
         {GPK_U8, GPK_U8, 400, 37, 1, "int2d:9:9", R, sum, a_auto},
         {GPK_U8, GPK_U8, 6, 5, 1, "int2d:3:3", W, sum, a_auto},
+        {GPK_U8, GPK_U8, 288 * s, 70 * s, 1, "pos2d:3:3", C, sum, a_auto},
+        {GPK_U8, GPK_U8, 288 * s, 50 * s, 1, "int2d:3:3", Z, sum, a_auto},
+        {GPK_U8, GPK_U8, 576, 50, 1, "pos2d:5:5", R, none, a_auto},
+        {GPK_U8, GPK_U8, 384, 41, 1, "int2d:9:9", M, sum, a_auto},
+        {GPK_U8, GPK_U8, 384, 29, 1, "pos2d:9:9", W, sum, a_auto},
+        {GPK_U8, GPK_U8, 200, 40, 1, "smooth5", W, sum, a_auto},
+        {GPK_U8, GPK_U8, 17, 6, 1, "pos2d:3:3", M, sum, a_auto},
         {GPK_F32, GPK_F32, 300 * s, 70 * s, 1, "real2d:3:3", C, none, a_auto},
         {GPK_F32, GPK_F32, 261 * s, 40 * s, 1, "real2d:5:5", Z, sum, a32},
         {GPK_F32, GPK_F32, 520, 30, 1, "real2d:9:9", R, none, a32},

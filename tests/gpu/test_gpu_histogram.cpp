@@ -3,6 +3,7 @@
 // saturation, all-equal data, one long row, misaligned pointers, data larger than a faked device, for
 // host pageable, host pinned and device pointers, with and without a caller stream.
 #include "gpu_common.hpp"
+#include "samples.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -37,38 +38,6 @@ std::string describe(const Case &c) {
                   gpk_dtype_name(c.dtype), c.width, c.height, c.channels, c.pad, c.bins, c.lower, c.upper,
                   (unsigned long long)c.saturate, int(c.fill), c.offset);
     return buf;
-}
-
-void put(gpk_dtype t, unsigned char *p, double v) {
-    switch (t) {
-    case GPK_U8: {
-        uint8_t x = uint8_t(v);
-        std::memcpy(p, &x, 1);
-        break;
-    }
-    case GPK_U16: {
-        uint16_t x = uint16_t(v);
-        std::memcpy(p, &x, 2);
-        break;
-    }
-    case GPK_U32: {
-        uint32_t x = uint32_t(v);
-        std::memcpy(p, &x, 4);
-        break;
-    }
-    case GPK_I32: {
-        int32_t x = int32_t(v);
-        std::memcpy(p, &x, 4);
-        break;
-    }
-    case GPK_F32: {
-        float x = float(v);
-        std::memcpy(p, &x, 4);
-        break;
-    }
-    default:
-        std::memcpy(p, &v, 8);
-    }
 }
 
 // A sample value for the case: random over a little more than [lower, upper] with the edges, values
@@ -119,10 +88,11 @@ std::vector<unsigned char> make_data(const Case &c, uint64_t seed) {
             double v = c.fill == Case::all_equal ? std::floor(equal)
                        : c.fill == Case::lab ? std::floor(c.bins * std::sqrt(double(rng() % 1000000) / 1e6))
                                              : sample(c, rng);
-            put(c.dtype, row + i * size, v);
+            write_sample(c.dtype, row + i * size, v);
         }
         // Padding holds a counted value: reading it would change the counts.
-        for (size_t b = c.row_bytes(); b + size <= c.stride(); b += size) put(c.dtype, row + b, c.lower);
+        for (size_t b = c.row_bytes(); b + size <= c.stride(); b += size)
+            write_sample(c.dtype, row + b, c.lower);
     }
     return data;
 }

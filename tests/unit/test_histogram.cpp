@@ -4,6 +4,7 @@
 // counts and a count above 2^32.
 #include "check.hpp"
 #include "gpk.h"
+#include "samples.hpp"
 
 #include <cmath>
 #include <cstdint>
@@ -35,68 +36,6 @@ struct Layout {
 
 size_t sample_size(gpk_dtype t) {
     return gpk_dtype_size(t);
-}
-
-double read_sample(gpk_dtype t, const unsigned char *p) {
-    switch (t) {
-    case GPK_U8:
-        return *p;
-    case GPK_U16: {
-        uint16_t v;
-        std::memcpy(&v, p, 2);
-        return v;
-    }
-    case GPK_U32: {
-        uint32_t v;
-        std::memcpy(&v, p, 4);
-        return v;
-    }
-    case GPK_I32: {
-        int32_t v;
-        std::memcpy(&v, p, 4);
-        return v;
-    }
-    case GPK_F32: {
-        float v;
-        std::memcpy(&v, p, 4);
-        return v;
-    }
-    default: {
-        double v;
-        std::memcpy(&v, p, 8);
-        return v;
-    }
-    }
-}
-
-void write_sample(gpk_dtype t, unsigned char *p, double v) {
-    switch (t) {
-    case GPK_U8:
-        *p = uint8_t(v);
-        break;
-    case GPK_U16: {
-        uint16_t x = uint16_t(v);
-        std::memcpy(p, &x, 2);
-        break;
-    }
-    case GPK_U32: {
-        uint32_t x = uint32_t(v);
-        std::memcpy(p, &x, 4);
-        break;
-    }
-    case GPK_I32: {
-        int32_t x = int32_t(v);
-        std::memcpy(p, &x, 4);
-        break;
-    }
-    case GPK_F32: {
-        float x = float(v);
-        std::memcpy(p, &x, 4);
-        break;
-    }
-    default:
-        std::memcpy(p, &v, 8);
-    }
 }
 
 struct Counts {
