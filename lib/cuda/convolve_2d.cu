@@ -46,26 +46,57 @@ unsigned launch_general(const PassArgs &a, const DeviceLimits &lim, cudaStream_t
     return grid.x * grid.y;
 }
 
-// One channel, normalisation none or sum (by a divider on the exact path), written not folded: the
-// four-outputs-per-thread kernels of convolve_vector.cuh apply.
+// One channel, normalisation none or sum, written not folded: the four-outputs-per-thread kernels of
+// convolve_vector.cuh apply.
 bool vector_case(const PassArgs &a, gpk_dtype out_dtype) {
     const Output &o = a.out;
     if (a.shape.channels != 1 || o.reduce || o.dtype != out_dtype) return false;
-    if (o.normalize == GPK_NORMALIZE_NONE) return true;
-    return o.normalize == GPK_NORMALIZE_SUM && (out_dtype == GPK_F32 || o.sum_magic != 0);
+    return o.normalize == GPK_NORMALIZE_NONE || o.normalize == GPK_NORMALIZE_SUM;
+}
+
+// The multiply-shift divider of U8Divider for the filter's |sum|, exact up to the largest |n| + half
+// (n: a sum of the filter over u8 samples); false where none is found.
+bool make_u8_divider(const PassArgs &a, U8Divider &dv) {
+    dv = U8Divider{a.out.normalize == GPK_NORMALIZE_SUM, a.out.isum < 0, 0, 1, 0};
+    if (!dv.sum) return true;
+    unsigned long long d = (unsigned long long)(a.out.isum < 0 ? -a.out.isum : a.out.isum);
+    if (d == 0 || d >= (1ull << 31)) return false;
+    unsigned long long nmax = (unsigned long long)(a.filter->abs_sum * 255) + d / 2;
+    int fl = 0;
+    while ((2ull << fl) <= d) ++fl; // floor(log2 d)
+    for (int shift = 32 + fl; shift >= 31 + fl; --shift) {
+        unsigned long long p = 1ull << shift, magic = (p + d - 1) / d;
+        // floor(m * magic / 2^shift) == floor(m / d) where m * (magic * d - 2^shift) < 2^shift.
+        if (magic < (1ull << 32) && (magic * d - p) * nmax < p) {
+            dv.half = unsigned(d / 2);
+            dv.magic = unsigned(magic);
+            dv.shift = shift;
+            return true;
+        }
+    }
+    return false;
 }
 
 template <int K, int PY> unsigned launch_u8x4(const PassArgs &a, cudaStream_t s) {
     constexpr int G = (K + 3) / 4;
     ByteTaps<K> taps{};
+    bool is_signed = false;
     for (int r = 0; r < K; ++r)
         for (int b = 0; b < K; ++b) {
             int t = int(a.filter->taps[size_t(r) * K + b]);
+            is_signed |= t < 0;
             taps.w[r * G + b / 4] |= int(unsigned(t & 0xFF) << (8 * (b % 4)));
         }
+    U8Divider dv;
+    if (!make_u8_divider(a, dv)) return 0;
+    bool aligned = reinterpret_cast<uintptr_t>(a.src.base) % 16 == 0 && a.src.pitch % 16 == 0;
     dim3 grid(unsigned((a.shape.width + kVecTileX - 1) / kVecTileX),
               unsigned((a.shape.out_rows + kTileThreadRows * PY - 1) / (kTileThreadRows * PY)));
-    conv2d_u8x4_kernel<K, PY><<<grid, dim3(kTileX, kTileThreadRows), 0, s>>>(a.src, a.shape, a.out, taps);
+    dim3 block(kTileX, kTileThreadRows);
+    if (is_signed)
+        conv2d_u8x4_kernel<K, PY, true><<<grid, block, 0, s>>>(a.src, a.shape, a.out, taps, dv, aligned);
+    else
+        conv2d_u8x4_kernel<K, PY, false><<<grid, block, 0, s>>>(a.src, a.shape, a.out, taps, dv, aligned);
     check_launch("conv2d_u8x4_kernel");
     return grid.x * grid.y;
 }

@@ -22,25 +22,34 @@ __device__ __forceinline__ int dot4_u8s8(unsigned a, int b, int c) {
     return r;
 }
 
-// div_round(n, isum) (semantics.hpp) for |n| < 2^31 and d = |isum| in [1, 2^31): nearest with ties away
-// from zero is floor((|n| + floor(d / 2)) / d), and that numerator is below 2^32, where the multiply-high
-// divider of Output is exact.
-__device__ __forceinline__ int div_round_int(int n, unsigned d, const Output &o) {
-    unsigned m = (n < 0 ? 0u - unsigned(n) : unsigned(n)) + (d >> 1);
-    unsigned t = __umulhi(m, o.sum_magic);
-    unsigned q = (t + ((m - t) >> o.sum_sh1)) >> o.sum_sh2;
-    return (n < 0) != (o.isum < 0) ? -int(q) : int(q);
+// Division by the tap sum on the u8 path: div_round(n, isum) (semantics.hpp) is floor((|n| + half) / d) with
+// d = |isum|, half = floor(d / 2), signed like n * isum. The host picks magic < 2^32 and shift with
+// floor(m * magic / 2^shift) == floor(m / d) for every m up to the largest |n| + half (see launch_u8x4).
+struct U8Divider {
+    bool sum;       // normalisation sum (else none)
+    bool neg_sum;   // isum < 0
+    unsigned half;  // floor(d / 2)
+    unsigned magic; // ceil(2^shift / d)
+    int shift;
+};
+
+// A sum, normalised and saturated to u8. Signed false: every tap is >= 0, so n >= 0 and isum > 0.
+template <bool Signed> __device__ __forceinline__ int finish_u8(int n, const U8Divider &dv) {
+    if (!Signed) {
+        if (dv.sum) n = int(((unsigned(n) + dv.half) * (unsigned long long)dv.magic) >> dv.shift);
+        return min(n, 255);
+    }
+    if (dv.sum) {
+        unsigned m = unsigned(abs(n)) + dv.half;
+        int q = int((m * (unsigned long long)dv.magic) >> dv.shift);
+        n = (n < 0) != dv.neg_sum ? -q : q;
+    }
+    return min(max(n, 0), 255);
 }
 
-// Normalises four u8 sums (none or sum) and stores them at row[e..e+3], packed where aligned and whole.
-__device__ __forceinline__ void store_u8x4(const int (&acc)[kVecOut], char *row, long long e,
-                                           long long row_elems, unsigned d, const Output &o) {
-    int b[kVecOut];
-#pragma unroll
-    for (int j = 0; j < kVecOut; ++j) {
-        int x = o.normalize == GPK_NORMALIZE_SUM ? div_round_int(acc[j], d, o) : acc[j];
-        b[j] = min(max(x, 0), 255);
-    }
+// Stores four u8 outputs at row[e..e+3], packed where aligned and whole.
+__device__ __forceinline__ void store_u8x4(const int (&b)[kVecOut], char *row, long long e,
+                                           long long row_elems) {
     unsigned char *p = reinterpret_cast<unsigned char *>(row) + e;
     if (e + kVecOut <= row_elems && (reinterpret_cast<uintptr_t>(p) & 3) == 0) {
         unsigned lo = __byte_perm(b[0], b[1], 0x0040), hi = __byte_perm(b[2], b[3], 0x0040);
@@ -52,47 +61,88 @@ __device__ __forceinline__ void store_u8x4(const int (&acc)[kVecOut], char *row,
     }
 }
 
-// u8 -> u8, one channel, exact int sums, normalisation none or sum (with a divider), taps in [-128, 127].
-// A thread reads the G + 1 tile words from its 4 outputs on; output j's bytes are those words shifted by j.
-template <int K, int PY>
+// The u8 tile starts kU8Lead bytes left of the block and is kU8TileStride bytes wide, so that its rows are
+// whole 16-byte loads wherever the image rows are 16-byte aligned (radius <= 4).
+constexpr int kU8Lead = 16;
+constexpr int kU8TileStride = 160;
+
+// Fills `rows` u8 tile rows of kU8TileStride bytes from element `left` (a multiple of 16) with 16-byte
+// loads, a batch of independent ones at a time; the caller guarantees aligned rows and a tile inside them.
+__device__ inline void load_tile_u8_vec16(uint4 *tile, int rows, long long first_row, long long left,
+                                          const SourceRows &src, const Shape &sh, int tid, int nthreads) {
+    constexpr int vecs = kU8TileStride / 16;
+    const int total = rows * vecs;
+    const unsigned magic = div_magic(vecs);
+    for (int base = tid; base < total; base += kLoadBatch * nthreads) {
+        uint4 v[kLoadBatch];
+#pragma unroll
+        for (int u = 0; u < kLoadBatch; ++u) {
+            int k = base + u * nthreads;
+            v[u] = make_uint4(0, 0, 0, 0);
+            if (k < total) {
+                int r = div_small(k, magic), c = k - r * vecs;
+                long long srow = border_index(src.row0 + first_row + r, src.rows, sh.border);
+                if (srow >= 0)
+                    v[u] = __ldg(reinterpret_cast<const uint4 *>(src.base + size_t(srow) * src.pitch + left) +
+                                 c);
+            }
+        }
+#pragma unroll
+        for (int u = 0; u < kLoadBatch; ++u)
+            if (base + u * nthreads < total) tile[base + u * nthreads] = v[u];
+    }
+}
+
+// u8 -> u8, one channel, exact int sums, normalisation none or sum, taps in [-128, 127]. Thread tx's
+// outputs start at tile byte 4 tx + O; output j's four bytes of tap group g are tile words shifted into
+// place, dp4a multiplies them by four taps at once. `aligned`: the image base and pitch are multiples of 16.
+template <int K, int PY, bool Signed>
 __global__ void __launch_bounds__(kTileX *kTileThreadRows)
-    conv2d_u8x4_kernel(SourceRows src, Shape sh, Output out, ByteTaps<K> taps) {
-    constexpr int G = (K + 3) / 4;                 // tap words per filter row
-    constexpr int tile_stride = kVecTileX + 4 * G; // bytes: the widest window any thread reads
+    conv2d_u8x4_kernel(SourceRows src, Shape sh, Output out, ByteTaps<K> taps, U8Divider dv, bool aligned) {
+    constexpr int G = (K + 3) / 4;              // tap words per filter row
+    constexpr int O = kU8Lead - K / 2;          // tile byte of thread 0's first tap
+    constexpr int NW = (O % 4 + 3) / 4 + G + 1; // words a thread reads per tile row, from word tx + O / 4
+    static_assert(4 * (kTileX - 1 + O / 4 + NW) <= kU8TileStride, "tile rows too narrow");
     constexpr int tile_rows = kTileThreadRows * PY + K - 1;
-    __shared__ __align__(16) unsigned char tile[tile_stride * tile_rows];
-    const long long e0 = (long long)blockIdx.x * kVecTileX;
+    __shared__ uint4 tile[kU8TileStride / 16 * tile_rows];
+    const long long e0 = (long long)blockIdx.x * kVecTileX, left = e0 - kU8Lead;
     const int y0 = blockIdx.y * kTileThreadRows * PY;
-    // Bytes from kVecTileX + K - 1 on meet only zero taps, so the loader may leave them unset.
-    load_tile(tile, kVecTileX + K - 1, tile_stride, tile_rows, y0, e0 - K / 2, src, sh,
-              threadIdx.y * kTileX + threadIdx.x, kTileX * kTileThreadRows);
+    const int tid = threadIdx.y * kTileX + threadIdx.x, nthreads = kTileX * kTileThreadRows;
+    if (aligned && left >= 0 && left + kU8TileStride <= sh.width)
+        load_tile_u8_vec16(tile, tile_rows, y0, left, src, sh, tid, nthreads);
+    else
+        load_tile(reinterpret_cast<unsigned char *>(tile), kU8TileStride, kU8TileStride, tile_rows, y0, left,
+                  src, sh, tid, nthreads);
     __syncthreads();
 
-    const unsigned *words = reinterpret_cast<const unsigned *>(tile);
+    const unsigned *words = reinterpret_cast<const unsigned *>(tile) + threadIdx.x + O / 4;
     const int ty = threadIdx.y * PY;
     const long long e = e0 + kVecOut * threadIdx.x;
     if (e >= sh.width) return;
-    const unsigned d = unsigned(out.isum < 0 ? -out.isum : out.isum);
 #pragma unroll 2
     for (int k = 0; k < PY; ++k) {
         if (y0 + ty + k >= sh.out_rows) break;
         int acc[kVecOut] = {0, 0, 0, 0};
 #pragma unroll
         for (int a = 0; a < K; ++a) {
-            const unsigned *w = words + (ty + k + a) * (tile_stride / 4) + threadIdx.x;
-            unsigned v[G + 1];
+            const unsigned *w = words + (ty + k + a) * (kU8TileStride / 4);
+            unsigned v[NW];
 #pragma unroll
-            for (int g = 0; g <= G; ++g) v[g] = w[g];
+            for (int i = 0; i < NW; ++i) v[i] = w[i];
 #pragma unroll
             for (int g = 0; g < G; ++g) {
                 const int t = taps.w[a * G + g];
-                acc[0] = dot4_u8s8(v[g], t, acc[0]);
 #pragma unroll
-                for (int j = 1; j < kVecOut; ++j)
-                    acc[j] = dot4_u8s8(__funnelshift_r(v[g], v[g + 1], 8 * j), t, acc[j]);
+                for (int j = 0; j < kVecOut; ++j) {
+                    const int at = (O % 4 + j) / 4 + g, bits = 8 * ((O % 4 + j) % 4);
+                    acc[j] = dot4_u8s8(bits ? __funnelshift_r(v[at], v[at + 1], bits) : v[at], t, acc[j]);
+                }
             }
         }
-        store_u8x4(acc, out.base + size_t(y0 + ty + k) * out.pitch, e, sh.width, d, out);
+        int b[kVecOut];
+#pragma unroll
+        for (int j = 0; j < kVecOut; ++j) b[j] = finish_u8<Signed>(acc[j], dv);
+        store_u8x4(b, out.base + size_t(y0 + ty + k) * out.pitch, e, sh.width);
     }
 }
 
