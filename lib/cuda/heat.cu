@@ -47,7 +47,8 @@ template <class T> using PinnedArray = std::unique_ptr<T[], PinnedFree>;
 
 template <class T> DeviceArray<T> device_alloc(size_t n, const char *what) {
     void *p = nullptr;
-    cudaError_t e = cudaMalloc(&p, n * sizeof(T));
+    cudaError_t e =
+        fault::inject(fault::Point::alloc) ? cudaErrorMemoryAllocation : cudaMalloc(&p, n * sizeof(T));
     if (e == cudaErrorMemoryAllocation) {
         cudaGetLastError();
         fail(GPK_ERR_OUT_OF_MEMORY, std::string("heat: cudaMalloc of ") + std::to_string(n * sizeof(T)) +
@@ -59,7 +60,12 @@ template <class T> DeviceArray<T> device_alloc(size_t n, const char *what) {
 
 template <class T> PinnedArray<T> pinned_alloc(size_t n) {
     void *p = nullptr;
-    check(cudaMallocHost(&p, n * sizeof(T)), "cudaMallocHost");
+    cudaError_t e =
+        fault::inject(fault::Point::alloc) ? cudaErrorMemoryAllocation : cudaMallocHost(&p, n * sizeof(T));
+    if (e == cudaErrorMemoryAllocation)
+        fail(GPK_ERR_OUT_OF_MEMORY,
+             "heat: cudaMallocHost of " + std::to_string(n * sizeof(T)) + " bytes failed");
+    check(e, "cudaMallocHost");
     return PinnedArray<T>(static_cast<T *>(p));
 }
 

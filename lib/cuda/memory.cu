@@ -20,7 +20,8 @@ void DeviceBuffer::reserve(size_t bytes) {
     if (bytes <= bytes_) return;
     release();
     void *p = nullptr;
-    check_alloc(cudaMalloc(&p, bytes), "cudaMalloc", bytes);
+    check_alloc(fault::inject(fault::Point::alloc) ? cudaErrorMemoryAllocation : cudaMalloc(&p, bytes),
+                "cudaMalloc", bytes);
     ptr_ = p;
     bytes_ = bytes;
 }
@@ -35,7 +36,8 @@ void PinnedBuffer::reserve(size_t bytes) {
     if (bytes <= bytes_) return;
     release();
     void *p = nullptr;
-    check_alloc(cudaMallocHost(&p, bytes), "cudaMallocHost", bytes);
+    check_alloc(fault::inject(fault::Point::alloc) ? cudaErrorMemoryAllocation : cudaMallocHost(&p, bytes),
+                "cudaMallocHost", bytes);
     ptr_ = static_cast<char *>(p);
     bytes_ = bytes;
 }
