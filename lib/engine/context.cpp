@@ -32,11 +32,14 @@ std::unique_ptr<Backend> create_backend(const gpk_context_options &opts) {
                                         (from_env ? " (GPK_BACKEND=cuda)" : "") +
                                         " but no GPU is usable: " + why);
         if (opts.device < 0 || opts.device >= count)
-            invalid("options->device is " + std::to_string(opts.device) + "; " + std::to_string(count) +
+            invalid("opts->device is " + std::to_string(opts.device) + "; " + std::to_string(count) +
                     " CUDA device(s) exist");
         return cuda::make_backend(opts.device, opts.stream, opts.threads);
     }
-    if (count > 0 && opts.device >= 0 && opts.device < count) {
+    if (count > 0 && opts.device >= count)
+        invalid("opts->device is " + std::to_string(opts.device) + "; " + std::to_string(count) +
+                " CUDA device(s) exist");
+    if (count > 0) {
         try {
             return cuda::make_backend(opts.device, opts.stream, opts.threads);
         } catch (const Error &) {
