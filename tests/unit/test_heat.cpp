@@ -1,6 +1,7 @@
 // gpk_heat_run on the CPU backend against a naive reference written here straight from SPEC §1, and
 // against the course's published numbers for pat1_100x150.pgm.
 #include "check.hpp"
+#include "cpu_context.hpp"
 #include "gpk.h"
 
 #include <cmath>
@@ -131,19 +132,6 @@ struct GpkRun {
     std::vector<double> grid;
     Seen seen;
 };
-
-gpk_context *make_context(unsigned threads) {
-    gpk_context_options o;
-    gpk_context_options_init(&o);
-    o.backend = GPK_BACKEND_CPU;
-    o.threads = threads;
-    gpk_context *ctx = nullptr;
-    if (gpk_context_create(&ctx, &o) != GPK_OK) {
-        std::fprintf(stderr, "cannot create a CPU context: %s\n", gpk_context_last_error(nullptr));
-        std::exit(1);
-    }
-    return ctx;
-}
 
 GpkRun gpk_heat(gpk_context *ctx, const std::vector<double> &tinit, const std::vector<double> &cond, size_t n,
                 size_t m, size_t maxiter, double threshold, size_t period, Seen seen = {},

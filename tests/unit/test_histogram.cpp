@@ -3,6 +3,7 @@
 // channel count, padded stride, awkward size and bin layout, plus saturation, all-equal data, thread
 // counts and a count above 2^32.
 #include "check.hpp"
+#include "cpu_context.hpp"
 #include "gpk.h"
 #include "samples.hpp"
 
@@ -62,19 +63,6 @@ Counts reference_histogram(const Layout &l, const unsigned char *data) {
     if (l.saturate)
         for (uint64_t &h : r.hist) h = std::min(h, l.saturate);
     return r;
-}
-
-gpk_context *make_context(unsigned threads) {
-    gpk_context_options o;
-    gpk_context_options_init(&o);
-    o.backend = GPK_BACKEND_CPU;
-    o.threads = threads;
-    gpk_context *ctx = nullptr;
-    if (gpk_context_create(&ctx, &o) != GPK_OK) {
-        std::fprintf(stderr, "cannot create a CPU context: %s\n", gpk_context_last_error(nullptr));
-        std::exit(1);
-    }
-    return ctx;
 }
 
 gpk_status run_gpk(gpk_context *ctx, const Layout &l, const void *data, Counts &out) {
