@@ -2,6 +2,7 @@
 // sample converted to double, bin = floor((v - lower) * bins / (upper - lower))), over every dtype,
 // channel count, padded stride, awkward size and bin layout, plus saturation, all-equal data, thread
 // counts and a count above 2^32.
+#include "capped_memory.hpp"
 #include "check.hpp"
 #include "cpu_context.hpp"
 #include "gpk.h"
@@ -18,10 +19,6 @@
 #include <vector>
 
 // Sanitizer allocators abort on out-of-memory instead of throwing, so the check is left to plain builds.
-#if defined(__linux__) && !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
-#include <sys/resource.h>
-#include <unistd.h>
-#endif
 
 namespace {
 
@@ -343,38 +340,24 @@ void test_beyond_2_32(gpk_context *all) {
 // With the address space capped a little above what the process uses, 2^24 bins (128 MiB of 64-bit
 // counters per thread) cannot be counted: GPK_ERR_OUT_OF_MEMORY naming the bytes, hist untouched.
 void test_out_of_memory(gpk_context *ctx) {
-// Sanitizer allocators abort on out-of-memory instead of throwing, so the check is left to plain builds.
-#if defined(__linux__) && !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+#if GPK_TEST_CAN_CAP_MEMORY
     const size_t bins = size_t(1) << 24;
     Layout l{GPK_U32, 1000, 1, 1, 4000, bins, 0, double(bins), 0};
     std::vector<unsigned char> data(4000);
     for (size_t k = 0; k < 1000; ++k)
         write_sample(GPK_U32, data.data() + 4 * k, double(k % 7 == 0 ? bins + 1 : k));
     std::vector<uint64_t> hist(bins, 77);
-    long pages = 0;
-    if (FILE *f = std::fopen("/proc/self/statm", "r")) {
-        if (std::fscanf(f, "%ld", &pages) != 1) pages = 0;
-        std::fclose(f);
-    }
-    rlimit saved;
-    CHECK(pages > 0 && getrlimit(RLIMIT_AS, &saved) == 0);
-    if (pages <= 0) return;
-    rlimit capped = saved;
-    capped.rlim_cur = rlim_t(pages) * rlim_t(sysconf(_SC_PAGESIZE)) + (rlim_t(16) << 20);
     gpk_histogram_params p;
     gpk_histogram_params_init(&p);
     p.dtype = l.dtype;
     p.width = l.width;
     p.bins = l.bins;
     p.upper = l.upper;
-    CHECK(setrlimit(RLIMIT_AS, &capped) == 0);
-    gpk_status status = gpk_histogram(ctx, &p, data.data(), hist.data(), nullptr);
-    CHECK(setrlimit(RLIMIT_AS, &saved) == 0);
+    gpk_status status =
+        with_capped_memory([&] { return gpk_histogram(ctx, &p, data.data(), hist.data(), nullptr); }, GPK_OK);
     std::string message = gpk_context_last_error(ctx);
     CHECK_MSG(status == GPK_ERR_OUT_OF_MEMORY, std::string(gpk_status_string(status)) + ": " + message);
-    size_t at = message.find("allocate ");
-    unsigned long long bytes =
-        at == std::string::npos ? 0 : std::strtoull(message.c_str() + at + 9, nullptr, 10);
+    unsigned long long bytes = bytes_named(message);
     CHECK_MSG(bytes >= bins * sizeof(uint64_t) && message.find("bytes") != std::string::npos, message);
     bool untouched = true;
     for (uint64_t h : hist) untouched = untouched && h == 77;
