@@ -7,6 +7,7 @@
 #include "engine/cuda_api.hpp"
 
 #include <memory>
+#include <string>
 
 namespace gpk::cuda {
 namespace {
@@ -15,7 +16,7 @@ class CudaBackend final : public Backend {
 public:
     CudaBackend(int device, void *stream, unsigned cpu_threads) : device_(device) {
         DeviceScope scope(device);
-        check(cudaFree(nullptr), "cudaFree (context initialisation)");
+        check_create([] { return cudaFree(nullptr); }, "cudaFree (context initialisation)");
         ctx_ = std::make_unique<DeviceContext>(device, stream, cpu_threads);
     }
     ~CudaBackend() override {
@@ -61,8 +62,15 @@ private:
 
 } // namespace
 
+// A failure releases what was created so far (members and locals unwind) and names the device and the call.
 std::unique_ptr<Backend> make_backend(int device, void *stream, unsigned cpu_threads) {
-    return std::make_unique<CudaBackend>(device, stream, cpu_threads);
+    fault::Creation creation;
+    try {
+        return std::make_unique<CudaBackend>(device, stream, cpu_threads);
+    } catch (const Error &e) {
+        throw Error(e.status(),
+                    "creating the CUDA context on device " + std::to_string(device) + ": " + e.what());
+    }
 }
 
 } // namespace gpk::cuda

@@ -21,8 +21,8 @@ size_t memory_limit_knob() {
 } // namespace
 
 DeviceScope::DeviceScope(int device) {
-    check(cudaGetDevice(&previous_), "cudaGetDevice");
-    if (previous_ != device) check(cudaSetDevice(device), "cudaSetDevice");
+    check_create([&] { return cudaGetDevice(&previous_); }, "cudaGetDevice");
+    if (previous_ != device) check_create([&] { return cudaSetDevice(device); }, "cudaSetDevice");
 }
 
 DeviceScope::~DeviceScope() {
@@ -33,7 +33,7 @@ DeviceScope::~DeviceScope() {
 DeviceContext::DeviceContext(int device, void *stream, unsigned cpu_threads)
     : device_(device), own_(true), caller_(static_cast<cudaStream_t>(stream)), threads_(cpu_threads) {
     cudaDeviceProp p;
-    check(cudaGetDeviceProperties(&p, device), "cudaGetDeviceProperties");
+    check_create([&] { return cudaGetDeviceProperties(&p, device); }, "cudaGetDeviceProperties");
     limits_.multiprocessors = p.multiProcessorCount;
     limits_.compute_major = p.major;
     limits_.smem_per_block_optin = p.sharedMemPerBlockOptin;

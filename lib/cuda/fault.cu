@@ -1,5 +1,5 @@
 // Test-only fault injection behind GPK_TEST_FAULT (see check.cuh). Costs one getenv per allocation,
-// launch and copy; the variable is unset outside tests.
+// launch, copy and context creation; the variable is unset outside tests.
 #include "cuda/check.cuh"
 
 #include <atomic>
@@ -13,7 +13,7 @@ struct Plan {
     std::string spec;           // the variable's value when the counters were last reset
     Point point = Point::alloc; // which kind of call fails
     unsigned long long nth = 0; // 0: none
-    unsigned long long seen[3] = {0, 0, 0};
+    unsigned long long seen[4] = {0, 0, 0, 0};
 };
 
 std::mutex g_mutex;
@@ -22,8 +22,8 @@ Plan g_plan;
 void parse(const char *spec, Plan &plan) {
     plan = Plan{};
     plan.spec = spec;
-    static const char *names[] = {"alloc:", "launch:", "copy:"};
-    for (int k = 0; k < 3; ++k) {
+    static const char *names[] = {"alloc:", "launch:", "copy:", "create:"};
+    for (int k = 0; k < 4; ++k) {
         size_t len = std::strlen(names[k]);
         if (std::strncmp(spec, names[k], len) == 0) {
             plan.point = Point(k);
@@ -32,11 +32,27 @@ void parse(const char *spec, Plan &plan) {
     }
 }
 
+const char *spec_now() {
+    const char *spec = std::getenv("GPK_TEST_FAULT");
+    return spec && *spec ? spec : nullptr;
+}
+
 } // namespace
 
+thread_local bool t_creating = false;
+
+Creation::Creation() : previous_(t_creating) {
+    const char *spec = spec_now();
+    t_creating = spec && std::strncmp(spec, "create:", 7) == 0;
+    if (!t_creating) return;
+    std::lock_guard<std::mutex> lock(g_mutex);
+    if (g_plan.spec != spec) parse(spec, g_plan);
+    g_plan.seen[int(Point::create)] = 0;
+}
+
 bool inject(Point point) {
-    const char *spec = std::getenv("GPK_TEST_FAULT");
-    if (!spec || !*spec) return false;
+    const char *spec = spec_now();
+    if (!spec) return false;
     std::lock_guard<std::mutex> lock(g_mutex);
     if (g_plan.spec != spec) parse(spec, g_plan);
     unsigned long long n = ++g_plan.seen[int(point)];

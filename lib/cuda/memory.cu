@@ -14,14 +14,20 @@ void check_alloc(cudaError_t e, const char *what, size_t bytes) {
     throw Error(e == cudaErrorMemoryAllocation ? GPK_ERR_OUT_OF_MEMORY : GPK_ERR_DEVICE, msg);
 }
 
+// Whether fault injection fails this allocation: the Nth of alloc:N, or the Nth creation point of create:N
+// when it is made while a context is created (both are counted).
+bool alloc_fails() {
+    bool at_creation = fault::creation_fails();
+    return fault::inject(fault::Point::alloc) || at_creation;
+}
+
 } // namespace
 
 void DeviceBuffer::reserve(size_t bytes) {
     if (bytes <= bytes_) return;
     release();
     void *p = nullptr;
-    check_alloc(fault::inject(fault::Point::alloc) ? cudaErrorMemoryAllocation : cudaMalloc(&p, bytes),
-                "cudaMalloc", bytes);
+    check_alloc(alloc_fails() ? cudaErrorMemoryAllocation : cudaMalloc(&p, bytes), "cudaMalloc", bytes);
     ptr_ = p;
     bytes_ = bytes;
 }
@@ -36,8 +42,8 @@ void PinnedBuffer::reserve(size_t bytes) {
     if (bytes <= bytes_) return;
     release();
     void *p = nullptr;
-    check_alloc(fault::inject(fault::Point::alloc) ? cudaErrorMemoryAllocation : cudaMallocHost(&p, bytes),
-                "cudaMallocHost", bytes);
+    check_alloc(alloc_fails() ? cudaErrorMemoryAllocation : cudaMallocHost(&p, bytes), "cudaMallocHost",
+                bytes);
     ptr_ = static_cast<char *>(p);
     bytes_ = bytes;
 }
@@ -49,8 +55,11 @@ void PinnedBuffer::release() {
 }
 
 Stream::Stream(bool blocking) {
-    check(cudaStreamCreateWithFlags(&stream_, blocking ? cudaStreamDefault : cudaStreamNonBlocking),
-          "cudaStreamCreateWithFlags");
+    check_create(
+        [&] {
+            return cudaStreamCreateWithFlags(&stream_, blocking ? cudaStreamDefault : cudaStreamNonBlocking);
+        },
+        "cudaStreamCreateWithFlags");
 }
 
 Stream::~Stream() {
@@ -58,7 +67,8 @@ Stream::~Stream() {
 }
 
 Event::Event() {
-    check(cudaEventCreateWithFlags(&event_, cudaEventDisableTiming), "cudaEventCreateWithFlags");
+    check_create([&] { return cudaEventCreateWithFlags(&event_, cudaEventDisableTiming); },
+                 "cudaEventCreateWithFlags");
 }
 
 Event::~Event() {
