@@ -102,11 +102,15 @@ GPK_API const char *gpk_status_string(gpk_status status);
 
 /** Where a context computes. */
 typedef enum gpk_backend {
-    /** CUDA if a usable GPU exists, else the CPU. GPK_BACKEND=cpu|cuda in the environment overrides. */
+    /** CUDA if a usable GPU exists, else the CPU. A GPU is usable when its CUDA context can be created:
+     *  where that fails (device busy in exclusive-process mode, out of memory, ...) the context is created
+     *  on the CPU instead, without an error (gpk_context_backend tells which). GPK_BACKEND=cpu|cuda in the
+     *  environment overrides. */
     GPK_BACKEND_AUTO = 0,
     /** The CPU backend: all cores, host memory only. */
     GPK_BACKEND_CPU = 1,
-    /** The CUDA backend; gpk_context_create fails with GPK_ERR_NO_DEVICE where no GPU is usable. */
+    /** The CUDA backend; gpk_context_create fails with GPK_ERR_NO_DEVICE where no GPU is listed, and with
+     *  GPK_ERR_DEVICE or GPK_ERR_OUT_OF_MEMORY where creating the device's CUDA context fails. */
     GPK_BACKEND_CUDA = 2
 } gpk_backend;
 
@@ -170,7 +174,9 @@ GPK_API gpk_status gpk_context_options_init(gpk_context_options *opts);
 /** Creates a context in *out. `opts` may be NULL for the defaults.
  *  Returns GPK_OK; GPK_ERR_INVALID_ARGUMENT (NULL out, wrong struct_size, unknown backend, bad
  *  GPK_BACKEND value); GPK_ERR_NO_DEVICE (CUDA asked for, none usable); GPK_ERR_OUT_OF_MEMORY;
- *  GPK_ERR_DEVICE. On failure *out is set to NULL and the message is in gpk_context_last_error(NULL).
+ *  GPK_ERR_DEVICE (the CUDA context could not be created; the message names the CUDA call). On failure
+ *  *out is set to NULL (unless out is NULL), nothing created on the way is kept, and the message is in
+ *  gpk_context_last_error(NULL).
  *  The caller owns the context and frees it with gpk_context_destroy. */
 GPK_API gpk_status gpk_context_create(gpk_context **out, const gpk_context_options *opts);
 

@@ -43,7 +43,10 @@ std::unique_ptr<Backend> create_backend(const gpk_context_options &opts) {
         try {
             return cuda::make_backend(opts.device, opts.stream, opts.threads);
         } catch (const Error &) {
-            // A device that is listed but cannot be used: the automatic choice falls back to the CPU.
+            // A device that is listed but whose context cannot be created (busy, out of memory, any CUDA
+            // failure while creating it) is not usable: the automatic choice falls back to the CPU, as
+            // gpk.h documents for GPK_BACKEND_AUTO. An explicit choice (option or GPK_BACKEND=cuda)
+            // returns the error instead.
         }
     }
     return cpu::make_backend(opts.threads);
