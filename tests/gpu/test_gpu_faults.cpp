@@ -1,7 +1,9 @@
 // Fault injection on the CUDA backend (GPK_TEST_FAULT, NOTES.md internal knobs): every device or pinned
 // allocation, every kernel launch and every copy of each operation fails in turn. Each failure returns
 // the right status with a message, leaves the context usable (the same call then gives the CPU backend's
-// result), and leaks no device memory once the context is destroyed.
+// result), and leaks no device memory once the context is destroyed. Then every CUDA call of a context
+// creation fails in turn: the explicit CUDA backend returns the error, keeps nothing (no context, no device
+// memory, no CPU threads), and the automatic backend falls back to the CPU.
 #include "check.hpp"
 #include "gpu_common.hpp"
 
@@ -9,9 +11,13 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <chrono>
+#include <filesystem>
 #include <functional>
+#include <map>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -123,19 +129,176 @@ int inject_each(const char *point, const char *name, const Operation &op, const 
     return injected;
 }
 
+// Threads of this process (the CPU pool of a CUDA context is one worker per core but one).
+size_t thread_count() {
+    size_t n = 0;
+    for (auto it = std::filesystem::directory_iterator("/proc/self/task");
+         it != std::filesystem::directory_iterator(); ++it)
+        ++n;
+    return n;
+}
+
+// A joined thread may linger in /proc/self/task for a moment after join() returns: wait up to 2 s for the
+// count to come down to `limit`.
+size_t thread_count_settled(size_t limit) {
+    size_t n = thread_count();
+    for (int i = 0; i < 200 && n > limit; ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        n = thread_count();
+    }
+    return n;
+}
+
+struct Case {
+    const char *name;
+    Operation op;
+    Result want; // the CPU backend's result
+};
+
+// Every operation on `ctx` gives the CPU backend's result.
+void check_operations(gpk_context *ctx, const std::vector<Case> &cases, const std::string &where) {
+    for (const Case &c : cases) {
+        Result got;
+        gpk_status s = c.op(ctx, got);
+        CHECK_MSG(s == GPK_OK,
+                  where + ", " + c.name + ": " + gpk_status_string(s) + ": " + gpk_context_last_error(ctx));
+        CHECK_MSG(same(got, c.want), where + ", " + c.name + ": result differs from the CPU backend");
+    }
+}
+
+gpk_status create(gpk_context **ctx, gpk_backend backend) {
+    gpk_context_options o;
+    gpk_context_options_init(&o);
+    o.backend = backend;
+    return gpk_context_create(ctx, &o);
+}
+
+// The CUDA call a context-creation failure names: "creating the CUDA context on device 0: <call> ...".
+std::string failed_call(const std::string &message) {
+    const std::string prefix = "creating the CUDA context on device 0: ";
+    if (message.compare(0, prefix.size(), prefix) != 0) return "";
+    size_t end = message.find_first_of(" (", prefix.size());
+    return message.substr(prefix.size(), end == std::string::npos ? end : end - prefix.size());
+}
+
+// Fails the 1st, 2nd, ... CUDA call of a context creation (GPK_TEST_FAULT=create:N) until creation gets
+// through; returns the number of faults injected.
+int inject_creation(const std::vector<Case> &cases) {
+    std::map<std::string, int> calls; // faults per CUDA call named in the messages
+    size_t free_before = free_device_memory();
+    size_t threads_before = thread_count();
+    int injected = 0;
+    std::vector<std::pair<gpk_status, std::string>> failures; // what the explicit backend returned, per N
+    for (int n = 1;; ++n) {
+        if (n > 200) {
+            CHECK_MSG(false, "context creation still fails at create:200");
+            break;
+        }
+        std::string where = "create:" + std::to_string(n);
+        setenv("GPK_TEST_FAULT", where.c_str(), 1);
+        int sentinel = 0;
+        gpk_context *ctx = reinterpret_cast<gpk_context *>(&sentinel); // must become NULL on failure
+        gpk_status s = create(&ctx, GPK_BACKEND_CUDA);
+        std::string message = gpk_context_last_error(nullptr);
+        if (s == GPK_OK) { // fewer than n creation points: the context is complete and must work
+            CHECK_EQ(int(gpk_context_backend(ctx)), int(GPK_BACKEND_CUDA));
+            check_operations(ctx, cases, where + " (not reached)"); // the knob is still set: no effect
+            gpk_context_destroy(ctx);
+            unsetenv("GPK_TEST_FAULT");
+            break;
+        }
+        unsetenv("GPK_TEST_FAULT");
+        ++injected;
+        failures.emplace_back(s, message);
+        std::string call = failed_call(message);
+        ++calls[call];
+        CHECK_MSG(ctx == nullptr, where + ": *out is not NULL after a failure");
+        CHECK_MSG(call.compare(0, 4, "cuda") == 0, where + ": the message names no CUDA call: " + message);
+        CHECK_MSG(message.find(" failed: cuda") != std::string::npos,
+                  where + ": the message names no CUDA error: " + message);
+        gpk_status expected = call.compare(0, 10, "cudaMalloc") == 0 ? GPK_ERR_OUT_OF_MEMORY : GPK_ERR_DEVICE;
+        CHECK_MSG(s == expected, where + ": " + gpk_status_string(s) + ": " + message);
+        // Nothing created before the failing call is kept.
+        size_t free_now = free_device_memory();
+        CHECK_MSG(free_now + (size_t(2) << 20) >= free_before,
+                  where + ": device memory leaked: " + std::to_string(free_before - free_now) + " bytes");
+        size_t threads_now = thread_count_settled(threads_before);
+        CHECK_MSG(threads_now <= threads_before,
+                  where + ": " + std::to_string(threads_now - threads_before) + " thread(s) left behind");
+    }
+    std::string summary;
+    for (const auto &[call, count] : calls)
+        summary += (summary.empty() ? "" : ", ") + call + " " + std::to_string(count);
+    std::printf("context creation: %d CUDA calls failed in turn: %s\n", injected, summary.c_str());
+    // The calls DeviceContext makes: its device's properties, its own stream and fork event, and for each
+    // lane (device_context.cuh) one stream and three events; cudaFree(0) initialises the device first.
+    CHECK_MSG(injected >= 10, "only " + std::to_string(injected) + " creation points were exercised");
+    for (const char *call :
+         {"cudaFree", "cudaGetDeviceProperties", "cudaStreamCreateWithFlags", "cudaEventCreateWithFlags"})
+        CHECK_MSG(calls.count(call) == 1, std::string("no creation fault hit ") + call);
+    int streams = calls["cudaStreamCreateWithFlags"], events = calls["cudaEventCreateWithFlags"];
+    CHECK_MSG(streams >= 2 && events == 1 + 3 * (streams - 1),
+              std::to_string(streams) + " stream and " + std::to_string(events) +
+                  " event creations failed; expected the own stream, the fork event and per lane a stream "
+                  "and three events");
+
+    // Without the knob, creation works and every operation gives the CPU backend's result.
+    gpk_context *ctx = nullptr;
+    CHECK_OK(nullptr, create(&ctx, GPK_BACKEND_CUDA));
+    if (ctx) check_operations(ctx, cases, "after the creation faults");
+    gpk_context_destroy(ctx);
+
+    // The automatic backend treats a device whose context cannot be created as unusable (gpk.h,
+    // GPK_BACKEND_AUTO): the context is created on the CPU and gives the right results. GPK_BACKEND=cuda
+    // makes the choice explicit, and the error comes back as it did above.
+    for (int n = 1; n <= injected + 1; ++n) {
+        std::string where = "automatic backend, create:" + std::to_string(n);
+        setenv("GPK_TEST_FAULT", ("create:" + std::to_string(n)).c_str(), 1);
+        ctx = nullptr;
+        gpk_status s = create(&ctx, GPK_BACKEND_AUTO);
+        CHECK_MSG(s == GPK_OK, where + ": " + gpk_status_string(s) + ": " + gpk_context_last_error(nullptr));
+        if (s == GPK_OK) {
+            gpk_backend want = n <= injected ? GPK_BACKEND_CPU : GPK_BACKEND_CUDA;
+            CHECK_MSG(gpk_context_backend(ctx) == want, where + ": backend " +
+                                                            gpk_backend_name(gpk_context_backend(ctx)) +
+                                                            ", expected " + gpk_backend_name(want));
+            check_operations(ctx, cases, where);
+            gpk_context_destroy(ctx);
+        }
+        if (n <= injected) {
+            setenv("GPK_BACKEND", "cuda", 1);
+            ctx = nullptr;
+            s = create(&ctx, GPK_BACKEND_AUTO);
+            std::string message = gpk_context_last_error(nullptr);
+            unsetenv("GPK_BACKEND");
+            const auto &explicit_failure = failures[size_t(n - 1)];
+            CHECK_MSG(s == explicit_failure.first && message == explicit_failure.second && ctx == nullptr,
+                      where + ", GPK_BACKEND=cuda: " + gpk_status_string(s) + ": " + message +
+                          "; expected: " + explicit_failure.second);
+            if (s == GPK_OK) gpk_context_destroy(ctx);
+        }
+        unsetenv("GPK_TEST_FAULT");
+    }
+    size_t free_after = free_device_memory();
+    CHECK_MSG(free_after + (size_t(2) << 20) >= free_before,
+              "context creation faults: device memory leaked: " + std::to_string(free_before - free_after) +
+                  " bytes");
+    std::printf("context creation: %d faults injected and survived (explicit: error, nothing kept; "
+                "automatic: CPU fallback, same results); device memory free before %zu, after %zu; threads "
+                "before %zu, after %zu\n",
+                injected, free_before, free_after, threads_before, thread_count_settled(threads_before));
+    return injected;
+}
+
 } // namespace
 
 int main() {
     gpu::require_device();
     Inputs in = make_inputs();
-    struct Case {
-        const char *name;
-        Operation op;
-    };
     std::vector<Case> cases = {
-        {"heat", [&](gpk_context *c, Result &r) { return run_heat(c, in, r); }},
-        {"histogram", [&](gpk_context *c, Result &r) { return run_histogram(c, in, r); }},
-        {"convolve", [&](gpk_context *c, Result &r) { return run_convolve(c, in, r); }},
+        {"heat", [&](gpk_context *c, Result &r) { return run_heat(c, in, r); }, {}},
+        {"histogram", [&](gpk_context *c, Result &r) { return run_histogram(c, in, r); }, {}},
+        {"convolve", [&](gpk_context *c, Result &r) { return run_convolve(c, in, r); }, {}},
     };
     gpk_context *cpu = gpu::make_context(GPK_BACKEND_CPU);
     // A first CUDA context settles the runtime's own allocations before memory is measured.
@@ -143,12 +306,11 @@ int main() {
     size_t free_before = free_device_memory();
     int total = 0;
     bool any_alloc = false;
-    for (const Case &c : cases) {
-        Result want;
-        CHECK_OK(cpu, c.op(cpu, want));
-        int allocs = inject_each("alloc", c.name, c.op, want, GPK_ERR_OUT_OF_MEMORY);
-        int launches = inject_each("launch", c.name, c.op, want, GPK_ERR_DEVICE);
-        int copies = inject_each("copy", c.name, c.op, want, GPK_ERR_DEVICE);
+    for (Case &c : cases) {
+        CHECK_OK(cpu, c.op(cpu, c.want));
+        int allocs = inject_each("alloc", c.name, c.op, c.want, GPK_ERR_OUT_OF_MEMORY);
+        int launches = inject_each("launch", c.name, c.op, c.want, GPK_ERR_DEVICE);
+        int copies = inject_each("copy", c.name, c.op, c.want, GPK_ERR_DEVICE);
         std::printf("%s: %d allocation, %d launch and %d copy faults injected and survived\n", c.name, allocs,
                     launches, copies);
         // Convolution allocates nothing per call once its context exists: only launches and copies fail.
@@ -157,6 +319,7 @@ int main() {
         total += allocs + launches + copies;
     }
     CHECK_MSG(any_alloc, "no allocation fault was hit");
+    total += inject_creation(cases);
     size_t free_after = free_device_memory();
     // cudaMemGetInfo moves in 2 MiB pages; anything beyond one page would be a leak.
     CHECK_MSG(free_after + (size_t(2) << 20) >= free_before,
