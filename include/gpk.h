@@ -321,7 +321,8 @@ GPK_API gpk_status gpk_histogram_params_init(gpk_histogram_params *params);
  *  Returns GPK_OK; GPK_ERR_INVALID_ARGUMENT (NULL data or hist, wrong struct_size, unknown dtype,
  *  zero width/height/bins, channels outside 1..4, stride too small or not a multiple of the sample
  *  size, data not aligned to the sample size, non-finite or empty range, a size
- *  whose product overflows); GPK_ERR_OUT_OF_MEMORY; GPK_ERR_DEVICE. Data larger than the GPU is
+ *  whose product overflows); GPK_ERR_UNSUPPORTED (data spanning more than PTRDIFF_MAX bytes);
+ *  GPK_ERR_OUT_OF_MEMORY; GPK_ERR_DEVICE. Data larger than the GPU is
  *  streamed in chunks. */
 GPK_API gpk_status gpk_histogram(gpk_context *ctx, const gpk_histogram_params *params, const void *data,
                                  uint64_t *hist, uint64_t *uncounted);
@@ -445,7 +446,8 @@ GPK_API gpk_status gpk_convolve_params_init(gpk_convolve_params *params);
  *  Returns GPK_OK; GPK_ERR_INVALID_ARGUMENT (NULL pointers, wrong struct_size, unknown enum values,
  *  sizes that differ between in and out, a dtype other than u8/u16/f32/f64, channels outside 1..4,
  *  a stride too small, SUM normalisation of a filter whose taps sum to 0, overlapping buffers);
- *  GPK_ERR_OUT_OF_MEMORY; GPK_ERR_DEVICE. */
+ *  GPK_ERR_UNSUPPORTED (an image spanning more than PTRDIFF_MAX bytes; on the CUDA backend a row of
+ *  more than 32 * (2^31 - 1) samples, width * channels); GPK_ERR_OUT_OF_MEMORY; GPK_ERR_DEVICE. */
 GPK_API gpk_status gpk_convolve(gpk_context *ctx, const gpk_convolve_params *params, const gpk_image *in,
                                 const void *in_data, const gpk_image *out, void *out_data);
 

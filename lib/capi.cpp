@@ -10,6 +10,7 @@
 #include "common/semantics.hpp"
 
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -135,7 +136,14 @@ size_t resolve_stride(const std::string &name, size_t width, size_t height, unsi
                 " x " + std::to_string(channels) + " " + gpk_dtype_name(dtype) + " samples needs at least " +
                 std::to_string(row));
     // The last byte read must be addressable.
-    checked_add(checked_mul(stride, height - 1, name + " size in bytes"), row, name + " size in bytes");
+    size_t bytes =
+        checked_add(checked_mul(stride, height - 1, name + " size in bytes"), row, name + " size in bytes");
+    // No object is larger (pointer differences must fit), and the backends index samples in 64-bit signed
+    // integers.
+    if (bytes > size_t(std::numeric_limits<ptrdiff_t>::max()))
+        gpk::fail(GPK_ERR_UNSUPPORTED, name + " describes " + std::to_string(bytes) +
+                                           " bytes of data; gpk takes at most PTRDIFF_MAX (" +
+                                           std::to_string(std::numeric_limits<ptrdiff_t>::max()) + ") bytes");
     return stride;
 }
 

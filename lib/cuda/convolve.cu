@@ -254,6 +254,11 @@ void run_pass(DeviceContext &ctx, const ConvolveJob &job, const ConvPlan &p, con
 } // namespace
 
 void convolve_run(DeviceContext &ctx, const ConvolveJob &job) {
+    if (job.in.width * job.in.channels > size_t(conv::kMaxRowElems))
+        fail(GPK_ERR_UNSUPPORTED,
+             "convolve: a row of in->width * channels = " + std::to_string(job.in.width * job.in.channels) +
+                 " samples is beyond the CUDA backend's limit of " + std::to_string(conv::kMaxRowElems) +
+                 " (2^31 - 1 blocks of " + std::to_string(conv::kTileX) + ")");
     ConvPlan p = make_plan(ctx, job);
     const gpk_filter &f = *job.filter;
     conv::Output out{};

@@ -17,6 +17,10 @@ inline size_t acc_size(AccKind a) {
 // Longest band a launch takes (grid height limits).
 constexpr int kMaxBandRows = 1 << 17;
 
+// Longest row a launch takes, in samples (width * channels): the kernels put blocks of kTileX or more
+// samples side by side in grid x, which holds at most 2^31 - 1 blocks.
+constexpr long long kMaxRowElems = (long long)kTileX * 0x7FFFFFFF;
+
 struct PassArgs {
     SourceRows src; // padded rows of the band (2D and row pass)
     Shape shape;

@@ -10,6 +10,25 @@ namespace {
 constexpr size_t kParallelCopyBytes = size_t(1) << 20;
 constexpr size_t kCopyGrainBytes = size_t(256) << 10;
 
+// cudaMemcpy2DAsync refuses pitches beyond the device's largest (cudaDevAttrMaxPitch, 2^31 - 1 bytes on
+// every device so far): rows further apart are copied one by one.
+constexpr size_t kMaxCopyPitch = 0x7FFFFFFF;
+
+// Copies `rows` rows of `len` bytes between device-visible pointers on stream s (`upload` or download).
+void copy_rows_async(char *dst, size_t dst_pitch, const char *src, size_t src_pitch, size_t len, size_t rows,
+                     cudaStream_t s, bool upload) {
+    const char *what = upload ? "cudaMemcpyAsync (upload)" : "cudaMemcpyAsync (download)";
+    if (rows == 1 || (dst_pitch == len && src_pitch == len)) { // one block: no pitch limit applies
+        check(cudaMemcpyAsync(dst, src, rows * len, cudaMemcpyDefault, s), what);
+    } else if (dst_pitch <= kMaxCopyPitch && src_pitch <= kMaxCopyPitch) {
+        check(cudaMemcpy2DAsync(dst, dst_pitch, src, src_pitch, len, rows, cudaMemcpyDefault, s),
+              upload ? "cudaMemcpy2DAsync (upload)" : "cudaMemcpy2DAsync (download)");
+    } else {
+        for (size_t r = 0; r < rows; ++r)
+            check(cudaMemcpyAsync(dst + r * dst_pitch, src + r * src_pitch, len, cudaMemcpyDefault, s), what);
+    }
+}
+
 } // namespace
 
 void copy_rows(cpu::ThreadPool &threads, char *dst, size_t dst_pitch, const char *src, size_t src_pitch,
@@ -108,12 +127,8 @@ void Pipeline::upload(Lane &lane, const RowSource &src, const std::vector<RowRun
             const char *from = src.base + size_t(std::max(r.src_row, 0ll)) * src.pitch + offset;
             if (r.src_row < 0)
                 check(cudaMemsetAsync(to, 0, r.count * len, s), "cudaMemsetAsync");
-            else if (r.count == 1 || src.pitch == len) // one block: no pitch limit applies
-                check(cudaMemcpyAsync(to, from, r.count * len, cudaMemcpyDefault, s),
-                      "cudaMemcpyAsync (upload)");
             else
-                check(cudaMemcpy2DAsync(to, len, from, src.pitch, len, r.count, cudaMemcpyDefault, s),
-                      "cudaMemcpy2DAsync (upload)");
+                copy_rows_async(to, len, from, src.pitch, len, r.count, s, true);
             at += r.count;
         }
         return;
@@ -138,12 +153,7 @@ void Pipeline::download(Lane &lane, const char *src, size_t row_bytes, size_t ro
                         MemoryKind dst_kind) {
     cudaStream_t s = stream(lane);
     if (dst_kind != MemoryKind::pageable) {
-        if (rows == 1 || pitch == row_bytes)
-            check(cudaMemcpyAsync(dst, src, rows * row_bytes, cudaMemcpyDefault, s),
-                  "cudaMemcpyAsync (download)");
-        else
-            check(cudaMemcpy2DAsync(dst, pitch, src, row_bytes, row_bytes, rows, cudaMemcpyDefault, s),
-                  "cudaMemcpy2DAsync (download)");
+        copy_rows_async(dst, pitch, src, row_bytes, row_bytes, rows, s, false);
         return;
     }
     char *stage = ctx_.grow(lane.stage_out, rows * row_bytes);

@@ -193,6 +193,12 @@ void test_histogram_misuse(gpk_context *ctx) {
             q.stride = 7;
         },
         "multiple");
+    gpk_histogram_params huge = p;
+    huge.width = size_t(1) << 61;
+    huge.channels = 4;
+    huge.height = 1;
+    EXPECT_REJECTED(ctx, gpk_histogram(ctx, &huge, data.data(), hist.data(), unc.data()), GPK_ERR_UNSUPPORTED,
+                    "params describes 9223372036854775808 bytes of data; gpk takes at most PTRDIFF_MAX");
     gpk_histogram_params q16 = p;
     q16.dtype = GPK_U16;
     q16.width = 4;
@@ -318,6 +324,21 @@ void test_convolve_misuse(gpk_context *ctx) {
     fi.width = fo.width = 2;
     EXPECT_REJECTED(ctx, gpk_convolve(ctx, &p, &fi, in.data() + 1, &fo, out.data() + 32),
                     GPK_ERR_INVALID_ARGUMENT, "in_data is not aligned");
+    // Images no address space holds (beyond PTRDIFF_MAX bytes, sizes that still fit size_t): unsupported,
+    // the bytes and the limit named, before any sample is read.
+    gpk_image huge_in = ii, huge_out = oi;
+    huge_in.width = huge_out.width = (size_t(1) << 62) + 1;
+    huge_in.channels = huge_out.channels = 2;
+    huge_in.height = huge_out.height = 1;
+    EXPECT_REJECTED(ctx, gpk_convolve(ctx, &p, &huge_in, in.data(), &huge_out, out.data()),
+                    GPK_ERR_UNSUPPORTED,
+                    "in describes 9223372036854775810 bytes of data; gpk takes at most PTRDIFF_MAX");
+    huge_in = ii, huge_out = oi;
+    huge_out.height = huge_in.height = (size_t(1) << 61) + 1;
+    huge_out.stride = 4;
+    huge_out.width = huge_in.width = 4;
+    EXPECT_REJECTED(ctx, gpk_convolve(ctx, &p, &ii, in.data(), &huge_out, out.data()), GPK_ERR_UNSUPPORTED,
+                    "out describes 9223372036854775812 bytes");
     for (uint8_t v : out) CHECK(v == 77);
     gpk_filter_destroy(lp3);
     gpk_filter_destroy(smooth);

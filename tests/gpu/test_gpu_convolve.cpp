@@ -5,9 +5,11 @@
 // pointers and images larger than a faked device (bands with halos), for host pageable, host pinned and
 // device pointers, with and without a caller stream.
 #include "gpu_common.hpp"
+#include "periodic_image.hpp"
 #include "samples.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <random>
@@ -341,6 +343,142 @@ void test_laplacian_by_hand(gpu::Contexts &ctxs) {
     gpk_filter_destroy(f);
 }
 
+// A buffer of one memory kind that may fail to allocate (get() null then).
+class MaybeBuffer {
+public:
+    MaybeBuffer(Memory kind, size_t bytes) : kind_(kind) {
+        cudaError_t e = cudaSuccess;
+        if (kind == Memory::pageable)
+            p_ = std::malloc(bytes);
+        else if (kind == Memory::pinned)
+            e = cudaMallocHost(&p_, bytes);
+        else
+            e = cudaMalloc(&p_, bytes);
+        if (e != cudaSuccess) {
+            p_ = nullptr;
+            cudaGetLastError(); // not sticky: clear it
+        }
+    }
+    ~MaybeBuffer() {
+        if (!p_) return;
+        if (kind_ == Memory::pageable)
+            std::free(p_);
+        else if (kind_ == Memory::pinned)
+            cudaFreeHost(p_);
+        else
+            cudaFree(p_);
+    }
+    MaybeBuffer(const MaybeBuffer &) = delete;
+    MaybeBuffer &operator=(const MaybeBuffer &) = delete;
+    unsigned char *get() const { return static_cast<unsigned char *>(p_); }
+
+private:
+    Memory kind_;
+    void *p_ = nullptr;
+};
+
+// Images beyond 2^31 and 2^32 samples on the CUDA backend, every output sample and the row padding checked
+// against the closed form of periodic_image.hpp (as the CPU unit test does): a u8 image of more than 2^32
+// pixels with padded rows (the four-outputs kernel), one u8 row of more than 2^32 pixels (wrap: the edges
+// read 2^32 bytes away), both device-resident and in pageable host memory (bands through pinned staging); a
+// two-channel u16 image of more than 2^31 samples through a separable filter on the device; two u8 rows of
+// more than 2^31 pixels, rows more than 2^31 bytes apart, in pinned memory (the general kernel and row copies
+// beyond the largest cudaMemcpy2D pitch). Skipped under GPK_TEST_QUICK; a case is noted, not failed, where
+// its buffers cannot be allocated.
+void test_beyond_2_32() {
+    if (gpu::quick()) {
+        std::printf("note: GPK_TEST_QUICK: the > 2^32 checks did not run\n");
+        return;
+    }
+    struct Big {
+        periodic::Case c;
+        std::vector<Memory> memory;
+    };
+    const std::vector<periodic::Case> common = periodic::beyond_2_32_cases();
+    const size_t half = (size_t(1) << 31) + 12345;
+    const std::vector<Big> cases = {
+        {common[0], {Memory::device, Memory::pageable}},
+        {common[1], {Memory::device}},
+        {common[2], {Memory::device, Memory::pageable}},
+        {{periodic::layout(GPK_U8, half, 2, 1, 4099),
+          periodic::layout(GPK_U16, half, 2, 1, 6),
+          {periodic::filter_2d(3, 5, {1, -2, 3, 0, 4, 5, 6, -7, 8, 9, 2, 0, 1, 3, -1}), GPK_BORDER_MIRROR,
+           GPK_NORMALIZE_NONE}},
+         {Memory::pinned}},
+    };
+    gpk_context *ctx = gpu::make_context(GPK_BACKEND_CUDA);
+    const unsigned threads = periodic::cores();
+    using Clock = std::chrono::steady_clock;
+    auto seconds = [](Clock::time_point a, Clock::time_point b) {
+        return std::chrono::duration<double>(b - a).count();
+    };
+    for (const Big &big : cases) {
+        const periodic::Case &b = big.c;
+        const periodic::Input host_in(b.in, threads);
+        for (Memory mem : big.memory) {
+            const std::string what = periodic::describe(b.in, b.out, b.conv) + ", " + gpu::memory_name(mem);
+            const auto t0 = Clock::now();
+            MaybeBuffer in(mem, mem == Memory::pageable ? 0 : b.in.bytes()), out(mem, b.out.bytes());
+            MaybeBuffer host_out(Memory::pageable, mem == Memory::device ? b.out.bytes() : 0);
+            if (!host_in.data() || (mem != Memory::pageable && !in.get()) || !out.get() ||
+                (mem == Memory::device && !host_out.get())) {
+                std::printf("note: no %s memory for %zu + %zu bytes; %s did not run\n", gpu::memory_name(mem),
+                            b.in.bytes(), b.out.bytes(), what.c_str());
+                continue;
+            }
+            const unsigned char *in_data = mem == Memory::pageable ? host_in.data() : in.get();
+            if (mem != Memory::pageable)
+                gpu::cuda_ok(cudaMemcpy(in.get(), host_in.data(), b.in.bytes(), cudaMemcpyDefault),
+                             "cudaMemcpy (in)");
+            if (mem == Memory::device)
+                gpu::cuda_ok(cudaMemset(out.get(), periodic::kPad, b.out.bytes()), "cudaMemset");
+            else
+                periodic::clear(b.out, out.get(), threads);
+            gpu::cuda_ok(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+            const auto t1 = Clock::now();
+            const gpk_status s = periodic::run(ctx, b.conv, b.in, in_data, b.out, out.get());
+            CHECK_MSG(s == GPK_OK, what + ": " + gpk_context_last_error(ctx));
+            CHECK_OK(ctx, gpk_context_synchronize(ctx));
+            const auto t2 = Clock::now();
+            const unsigned char *result = out.get();
+            if (mem == Memory::device) {
+                gpu::cuda_ok(cudaMemcpy(host_out.get(), out.get(), b.out.bytes(), cudaMemcpyDefault),
+                             "cudaMemcpy (out)");
+                result = host_out.get();
+            }
+            if (s == GPK_OK) {
+                const periodic::Result r = periodic::check(b.in, b.out, b.conv, result, threads);
+                CHECK_MSG(r.mismatches == 0,
+                          what + ": " + std::to_string(r.mismatches) + " wrong, first " + r.first);
+            }
+            std::printf("beyond 2^32: %s: set-up %.1f s, gpk_convolve %.2f s, download and check %.1f s\n",
+                        what.c_str(), seconds(t0, t1), seconds(t1, t2), seconds(t2, Clock::now()));
+        }
+    }
+    gpk_context_destroy(ctx);
+}
+
+// A row longer than the kernels' grids can cover is refused before any sample is read, naming the limit.
+void test_row_limit() {
+    gpk_context *ctx = gpu::make_context(GPK_BACKEND_CUDA);
+    gpk_filter *f = make_filter("lp3", 0);
+    gpk_convolve_params p;
+    gpk_convolve_params_init(&p);
+    p.filter = f;
+    gpk_image di, dout;
+    const size_t width = size_t(32) * 0x7FFFFFFF + 1; // samples of one row: one more than the limit
+    gpk_image_init(&di, GPK_U8, width, 1, 1);
+    gpk_image_init(&dout, GPK_U8, width, 1, 1);
+    std::vector<unsigned char> in(16), out(16);
+    CHECK_STATUS(ctx, gpk_convolve(ctx, &p, &di, in.data(), &dout, out.data()), GPK_ERR_UNSUPPORTED);
+    const std::string message = gpk_context_last_error(ctx);
+    CHECK_MSG(message.find(std::to_string(width)) != std::string::npos &&
+                  message.find(std::to_string(width - 1)) != std::string::npos,
+              message);
+    gpk_filter_destroy(f);
+    gpk_context_destroy(ctx);
+}
+
 } // namespace
 
 int main() {
@@ -350,5 +488,7 @@ int main() {
     test_kernels(ctxs);
     test_misaligned(ctxs);
     test_beyond_device_memory(ctxs);
+    test_row_limit();
+    test_beyond_2_32();
     return check::finish("test_gpu_convolve");
 }
