@@ -1,9 +1,13 @@
 // Launches of the direct 2D kernel: square 3, 5 and 9 tap filters on u8 (exact int) and f32 images get
 // compile-time sizes; everything else takes the general kernel.
 #include "cuda/convolve_launch.cuh"
+#include "cuda/convolve_strip.cuh"
 #include "cuda/convolve_vector.cuh"
 
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <string>
 
 namespace gpk::cuda::conv {
@@ -77,16 +81,23 @@ bool make_u8_divider(const PassArgs &a, U8Divider &dv) {
     return false;
 }
 
-template <int K, int PY> unsigned launch_u8x4(const PassArgs &a, cudaStream_t s) {
+// The K x K taps as signed bytes, four to a word (ByteTaps); returns whether any is negative.
+template <int K> bool pack_byte_taps(const gpk_filter &f, ByteTaps<K> &taps) {
     constexpr int G = (K + 3) / 4;
-    ByteTaps<K> taps{};
+    taps = ByteTaps<K>{};
     bool is_signed = false;
     for (int r = 0; r < K; ++r)
         for (int b = 0; b < K; ++b) {
-            int t = int(a.filter->taps[size_t(r) * K + b]);
+            int t = int(f.taps[size_t(r) * K + b]);
             is_signed |= t < 0;
             taps.w[r * G + b / 4] |= int(unsigned(t & 0xFF) << (8 * (b % 4)));
         }
+    return is_signed;
+}
+
+template <int K, int PY> unsigned launch_u8x4(const PassArgs &a, cudaStream_t s) {
+    ByteTaps<K> taps;
+    const bool is_signed = pack_byte_taps(*a.filter, taps);
     U8Divider dv;
     if (!make_u8_divider(a, dv)) return 0;
     bool aligned = reinterpret_cast<uintptr_t>(a.src.base) % 16 == 0 && a.src.pitch % 16 == 0;
@@ -118,6 +129,76 @@ bool byte_taps(const gpk_filter &f) {
     return true;
 }
 
+// Output rows per thread of the strip kernel; 0 where it is not to be used. The internal knob
+// GPK_TEST_CONV_STRIP (NOTES.md) sets "off" or a row count, for benchmarks and tests.
+constexpr int kStripRowsDefault = 8;
+
+int strip_rows_knob() {
+    const char *text = std::getenv("GPK_TEST_CONV_STRIP");
+    if (!text || !*text) return kStripRowsDefault;
+    if (std::strcmp(text, "off") == 0) return 0;
+    int rows = 0;
+    char extra = 0;
+    if (std::sscanf(text, "%d%c", &rows, &extra) != 1 || rows < 1 || rows > 4096)
+        invalid(std::string("GPK_TEST_CONV_STRIP is \"") + text +
+                "\"; expected off or a row count (1 to 4096)");
+    return rows;
+}
+
+template <int K, int NB, StripMode M, bool Signed>
+unsigned launch_strip_kernel(const PassArgs &a, const ByteTaps<K> &taps, const U8Divider &dv, int rows,
+                             cudaStream_t s) {
+    const bool out_aligned = reinterpret_cast<uintptr_t>(a.out.base) % NB == 0 && a.out.pitch % NB == 0;
+    dim3 grid(unsigned((a.shape.width + kStripThreads * NB - 1) / (kStripThreads * NB)),
+              unsigned((a.shape.out_rows + rows - 1) / rows));
+    conv2d_u8_strip_kernel<K, NB, M, Signed>
+        <<<grid, kStripThreads, 0, s>>>(a.src, a.shape, a.out, taps, dv, rows, out_aligned);
+    check_launch("conv2d_u8_strip_kernel");
+    return grid.x * grid.y;
+}
+
+template <int K, int NB>
+unsigned launch_strip_nb(const PassArgs &a, const ByteTaps<K> &taps, const U8Divider &dv, bool is_signed,
+                         int rows, cudaStream_t s) {
+    if (a.out.reduce) return launch_strip_kernel<K, NB, StripMode::fold, false>(a, taps, dv, rows, s);
+    if (a.out.normalize == GPK_NORMALIZE_MINMAX)
+        return launch_strip_kernel<K, NB, StripMode::minmax, false>(a, taps, dv, rows, s);
+    if (is_signed) return launch_strip_kernel<K, NB, StripMode::divide, true>(a, taps, dv, rows, s);
+    return launch_strip_kernel<K, NB, StripMode::divide, false>(a, taps, dv, rows, s);
+}
+
+// 3 x 3 taps, 8 outputs per thread: the shape that measured fastest (bench/RESULTS.md); 16 outputs per
+// thread, and 5 x 5 taps, were slower than the four-outputs kernel.
+unsigned launch_strip_3x3(const PassArgs &a, int rows, cudaStream_t s) {
+    constexpr int K = 3, NB = 8;
+    ByteTaps<K> taps;
+    const bool is_signed = pack_byte_taps(*a.filter, taps);
+    U8Divider dv{};
+    if (!a.out.reduce && a.out.normalize != GPK_NORMALIZE_MINMAX && !make_u8_divider(a, dv)) return 0;
+    // The min/max pass keeps one partial per block: at least kMinBlockRows rows a block (blocks_bound).
+    if (a.out.reduce) rows = std::max(rows, kMinBlockRows);
+    return launch_strip_nb<K, NB>(a, taps, dv, is_signed, rows, s);
+}
+
+// The strip kernel (convolve_strip.cuh): u8 to u8 (or the min/max pass), one channel, 3 x 3 byte taps, a
+// source aligned to the strip's 8-byte loads; 0 where it does not apply.
+unsigned launch_strip(const PassArgs &a, cudaStream_t s) {
+    if (a.filter->kh != 3 || a.filter->kw != 3 || a.shape.channels != 1 || a.in_dtype != GPK_U8 ||
+        a.acc != AccKind::i32 || !byte_taps(*a.filter))
+        return 0;
+    const Output &o = a.out;
+    if (!o.reduce) {
+        if (o.dtype != GPK_U8) return 0;
+        // minmax_u8 needs (x - min) * 255 < 2^31: x - min is at most 2 * 255 * sum |taps|.
+        if (o.normalize == GPK_NORMALIZE_MINMAX && !(a.filter->abs_sum * 2 * 255 * 255 < 2147483648.0))
+            return 0;
+    }
+    const int rows = strip_rows_knob();
+    if (rows == 0) return 0;
+    if (reinterpret_cast<uintptr_t>(a.src.base) % 8 != 0 || a.src.pitch % 8 != 0) return 0;
+    return launch_strip_3x3(a, rows, s);
+}
+
 // The four-outputs-per-thread kernels for 3, 5 and 9 taps; 0 where they do not apply.
 template <class In, class Acc> unsigned launch_vector(const PassArgs &a, cudaStream_t s) {
     const int k = a.filter->kh;
@@ -143,6 +224,8 @@ unsigned launch_square(const PassArgs &a, const DeviceLimits &lim, cudaStream_t 
                           (std::is_same<In, float>::value && std::is_same<Acc, float>::value);
     if constexpr (fast) {
         if (a.filter->kh != a.filter->kw) return 0;
+        if constexpr (std::is_same<In, uint8_t>::value)
+            if (unsigned blocks = launch_strip(a, s)) return blocks;
         if (unsigned blocks = launch_vector<In, Acc>(a, s)) return blocks;
         switch (a.filter->kh) {
         case 3:

@@ -33,15 +33,20 @@ struct U8Divider {
     int shift;
 };
 
+// floor(m / d) for the divider's d: a multiply-high where shift >= 32 (every d >= 2), else a wide multiply.
+__device__ __forceinline__ unsigned divide_u8(unsigned m, const U8Divider &dv) {
+    if (dv.shift >= 32) return __umulhi(m, dv.magic) >> (dv.shift - 32);
+    return unsigned((m * (unsigned long long)dv.magic) >> dv.shift);
+}
+
 // A sum, normalised and saturated to u8. Signed false: every tap is >= 0, so n >= 0 and isum > 0.
 template <bool Signed> __device__ __forceinline__ int finish_u8(int n, const U8Divider &dv) {
     if (!Signed) {
-        if (dv.sum) n = int(((unsigned(n) + dv.half) * (unsigned long long)dv.magic) >> dv.shift);
+        if (dv.sum) n = int(divide_u8(unsigned(n) + dv.half, dv));
         return min(n, 255);
     }
     if (dv.sum) {
-        unsigned m = unsigned(abs(n)) + dv.half;
-        int q = int((m * (unsigned long long)dv.magic) >> dv.shift);
+        int q = int(divide_u8(unsigned(abs(n)) + dv.half, dv));
         n = (n < 0) != dv.neg_sum ? -q : q;
     }
     return min(max(n, 0), 255);
