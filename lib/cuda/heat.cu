@@ -159,6 +159,9 @@ void HeatRun::allocate() {
     stats_blocks_ = (int)std::min<size_t>(N, kStatsBlocks);
     stats_partials_ = device_alloc<GridStats>(stats_blocks_, "report partials");
     stats_ = device_alloc<GridStats>(1, "the report");
+    // A periodic report that convergence skips leaves the report unwritten, and it is copied back all the
+    // same (the host then ignores it): it must not be garbage either.
+    check(cudaMemsetAsync(stats_.get(), 0, sizeof(GridStats), stream_), "cudaMemsetAsync (report)");
     first_bad_ = device_alloc<unsigned long long>(1, "the input check");
     host_state_ = pinned_alloc<DeviceState>(1);
     host_stats_ = pinned_alloc<GridStats>(1);
