@@ -14,10 +14,10 @@ namespace gpk::cuda::conv {
 enum class StripMode { divide, fold, minmax };
 
 constexpr int kStripThreads = 128; // a block: 128 threads side by side along x
-// Blocks per SM the register allocation must allow: 3 taps by 8 outputs fits 80 registers without spilling
-// (6 blocks, 24 warps an SM); the larger shapes would spill, so they keep what they need.
-constexpr int strip_min_blocks(int k, int nb) {
-    return k == 3 && nb == 8 ? 6 : 1;
+// Blocks per SM the register allocation must allow: 3 taps fit 80 registers without spilling (6 blocks, 24
+// warps an SM); 5 taps would spill, so they keep what they need.
+constexpr int strip_min_blocks(int k) {
+    return k == 3 ? 6 : 1;
 }
 
 // The padded row around a thread's NB outputs as NB / 4 + 2 words: bytes x0 - 4 .. x0 + NB + 3 (the
@@ -53,10 +53,7 @@ __device__ __forceinline__ void store_strip(const int (&b)[NB], char *row, long 
         for (int q = 0; q < NB / 4; ++q)
             w[q] = __byte_perm(__byte_perm(b[4 * q], b[4 * q + 1], 0x0040),
                                __byte_perm(b[4 * q + 2], b[4 * q + 3], 0x0040), 0x5410);
-        if constexpr (NB == 16)
-            *reinterpret_cast<uint4 *>(p) = make_uint4(w[0], w[1], w[2], w[3]);
-        else
-            *reinterpret_cast<uint2 *>(p) = make_uint2(w[0], w[1]);
+        *reinterpret_cast<uint2 *>(p) = make_uint2(w[0], w[1]);
     } else {
 #pragma unroll
         for (int j = 0; j < NB; ++j)
@@ -117,14 +114,9 @@ template <int NB>
 __device__ __forceinline__ void load_inside(Window<NB> &win, const unsigned char *row, long long x0) {
     const unsigned *mid = reinterpret_cast<const unsigned *>(row + x0);
     win.w[0] = __ldg(mid - 1);
-    if constexpr (NB == 16) {
-        uint4 c = __ldg(reinterpret_cast<const uint4 *>(mid));
-        win.w[1] = c.x, win.w[2] = c.y, win.w[3] = c.z, win.w[4] = c.w;
-    } else {
-        static_assert(NB == 8, "8 or 16 outputs per thread");
-        uint2 c = __ldg(reinterpret_cast<const uint2 *>(mid));
-        win.w[1] = c.x, win.w[2] = c.y;
-    }
+    static_assert(NB == 8, "8 outputs per thread (16 measured slower, bench/RESULTS.md)");
+    uint2 c = __ldg(reinterpret_cast<const uint2 *>(mid));
+    win.w[1] = c.x, win.w[2] = c.y;
     win.w[Window<NB>::WW - 1] = __ldg(mid + NB / 4);
 }
 
@@ -179,7 +171,7 @@ __device__ __noinline__ void load_window(Window<NB> &win, long long p, long long
 // inside the image take a loop of plain row addresses with K rows loaded ahead of the K being added; the
 // ends of rows and strips at the top and bottom apply the border rule row by row.
 template <int K, int NB, StripMode M, bool Signed>
-__global__ void __launch_bounds__(kStripThreads, strip_min_blocks(K, NB))
+__global__ void __launch_bounds__(kStripThreads, strip_min_blocks(K))
     conv2d_u8_strip_kernel(SourceRows src, Shape sh, Output out, ByteTaps<K> taps, U8Divider dv,
                            int strip_rows, bool out_aligned) {
     static_assert(K / 2 <= 4, "the window holds 4 bytes on each side");
