@@ -28,29 +28,37 @@ inline void cuda_ok(cudaError_t e, const char *what) {
     std::exit(1);
 }
 
+// `bytes` bytes of one kind of memory in *p; an error, and *p null, where they cannot be had.
+inline cudaError_t allocate(Memory kind, size_t bytes, void **p) {
+    *p = nullptr;
+    if (kind == Memory::pageable) {
+        *p = std::malloc(bytes);
+        return *p || bytes == 0 ? cudaSuccess : cudaErrorMemoryAllocation;
+    }
+    cudaError_t e = kind == Memory::pinned ? cudaMallocHost(p, bytes) : cudaMalloc(p, bytes);
+    if (e != cudaSuccess) *p = nullptr;
+    return e;
+}
+
+inline void release(Memory kind, void *p) {
+    if (kind == Memory::pageable)
+        std::free(p);
+    else if (kind == Memory::pinned)
+        cudaFreeHost(p);
+    else
+        cudaFree(p);
+}
+
 // `bytes` bytes of one kind of memory, starting `offset` bytes into the allocation (to make a pointer
 // that is not aligned for its sample type).
 class Block {
 public:
     Block(Memory kind, size_t bytes, size_t offset = 0) : kind_(kind), bytes_(bytes), offset_(offset) {
-        size_t total = bytes + offset + 1;
-        if (kind == Memory::pageable) {
-            base_ = std::malloc(total);
-            if (!base_) cuda_ok(cudaErrorMemoryAllocation, "malloc");
-        } else if (kind == Memory::pinned) {
-            cuda_ok(cudaMallocHost(&base_, total), "cudaMallocHost");
-        } else {
-            cuda_ok(cudaMalloc(&base_, total), "cudaMalloc");
-        }
+        cuda_ok(allocate(kind, bytes + offset + 1, &base_), kind == Memory::pageable ? "malloc"
+                                                            : kind == Memory::pinned ? "cudaMallocHost"
+                                                                                     : "cudaMalloc");
     }
-    ~Block() {
-        if (kind_ == Memory::pageable)
-            std::free(base_);
-        else if (kind_ == Memory::pinned)
-            cudaFreeHost(base_);
-        else
-            cudaFree(base_);
-    }
+    ~Block() { release(kind_, base_); }
     Block(const Block &) = delete;
     Block &operator=(const Block &) = delete;
 

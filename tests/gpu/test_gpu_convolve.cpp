@@ -347,26 +347,10 @@ void test_laplacian_by_hand(gpu::Contexts &ctxs) {
 class MaybeBuffer {
 public:
     MaybeBuffer(Memory kind, size_t bytes) : kind_(kind) {
-        cudaError_t e = cudaSuccess;
-        if (kind == Memory::pageable)
-            p_ = std::malloc(bytes);
-        else if (kind == Memory::pinned)
-            e = cudaMallocHost(&p_, bytes);
-        else
-            e = cudaMalloc(&p_, bytes);
-        if (e != cudaSuccess) {
-            p_ = nullptr;
-            cudaGetLastError(); // not sticky: clear it
-        }
+        if (gpu::allocate(kind, bytes, &p_) != cudaSuccess) cudaGetLastError(); // not sticky: clear it
     }
     ~MaybeBuffer() {
-        if (!p_) return;
-        if (kind_ == Memory::pageable)
-            std::free(p_);
-        else if (kind_ == Memory::pinned)
-            cudaFreeHost(p_);
-        else
-            cudaFree(p_);
+        if (p_) gpu::release(kind_, p_);
     }
     MaybeBuffer(const MaybeBuffer &) = delete;
     MaybeBuffer &operator=(const MaybeBuffer &) = delete;
