@@ -68,7 +68,9 @@ bool make_u8_divider(const PassArgs &a, U8Divider &dv) {
     unsigned long long nmax = (unsigned long long)(a.filter->abs_sum * 255) + d / 2;
     int fl = 0;
     while ((2ull << fl) <= d) ++fl; // floor(log2 d)
-    for (int shift = 32 + fl; shift >= 31 + fl; --shift) {
+    // A shift of 32 first: the multiply-high is then the whole division.
+    const int shifts[3] = {32, 32 + fl, 31 + fl};
+    for (int shift : shifts) {
         unsigned long long p = 1ull << shift, magic = (p + d - 1) / d;
         // floor(m * magic / 2^shift) == floor(m / d) where m * (magic * d - 2^shift) < 2^shift.
         if (magic < (1ull << 32) && (magic * d - p) * nmax < p) {
@@ -129,8 +131,9 @@ bool byte_taps(const gpk_filter &f) {
     return true;
 }
 
-// Output rows per thread of the strip kernel; 0 where it is not to be used. The internal knob
-// GPK_TEST_CONV_STRIP (NOTES.md) sets "off" or a row count, for benchmarks and tests.
+// Output rows per block of the strip kernel; 0 where it is not to be used. The internal knob
+// GPK_TEST_CONV_STRIP (NOTES.md) sets "off" or a row count (rounded up to whole chunks of 8), for
+// benchmarks and tests.
 constexpr int kStripRowsDefault = 8;
 
 int strip_rows_knob() {
@@ -142,42 +145,42 @@ int strip_rows_knob() {
     if (std::sscanf(text, "%d%c", &rows, &extra) != 1 || rows < 1 || rows > 4096)
         invalid(std::string("GPK_TEST_CONV_STRIP is \"") + text +
                 "\"; expected off or a row count (1 to 4096)");
-    return rows;
+    return (rows + kStripChunk - 1) / kStripChunk * kStripChunk;
 }
 
-template <int K, int NB, StripMode M, bool Signed>
-unsigned launch_strip_kernel(const PassArgs &a, const ByteTaps<K> &taps, const U8Divider &dv, int rows,
+template <StripMode M, bool Signed, StripDiv D>
+unsigned launch_strip_kernel(const PassArgs &a, const ByteTaps<3> &taps, const U8Divider &dv, int rows,
                              cudaStream_t s) {
-    const bool out_aligned = reinterpret_cast<uintptr_t>(a.out.base) % NB == 0 && a.out.pitch % NB == 0;
-    dim3 grid(unsigned((a.shape.width + kStripThreads * NB - 1) / (kStripThreads * NB)),
+    const bool out_aligned =
+        reinterpret_cast<uintptr_t>(a.out.base) % kStripCols == 0 && a.out.pitch % kStripCols == 0;
+    const long long groups = strip_groups(a.shape.width), rows_in = a.src.rows, width = a.shape.width;
+    // Every padded row an output needs lies in [-1, rows_in]: true of whole images (row0 = first output row
+    // - 1) and of staged bands (their halo rows in place).
+    if (a.src.row0 < -1 || a.src.row0 + a.shape.out_rows + 1 > rows_in) return 0;
+    const int b = a.shape.border;
+    const StripBorder bd{border_index(-1, rows_in, b), border_index(rows_in, rows_in, b),
+                         border_index(-1, width, b), border_index(width, width, b)};
+    dim3 grid(unsigned((groups + kStripThreads - 1) / kStripThreads + 1),
               unsigned((a.shape.out_rows + rows - 1) / rows));
-    conv2d_u8_strip_kernel<K, NB, M, Signed>
-        <<<grid, kStripThreads, 0, s>>>(a.src, a.shape, a.out, taps, dv, rows, out_aligned);
-    check_launch("conv2d_u8_strip_kernel");
+    // The min/max pass keeps one partial per block, room for blocks_bound of them.
+    if (M == StripMode::fold &&
+        size_t(grid.x) * grid.y > blocks_bound(a.shape.width, size_t(a.shape.out_rows)))
+        return 0;
+    conv3x3_u8_strip_kernel<M, Signed, D>
+        <<<grid, kStripThreads, 0, s>>>(a.src, a.shape, a.out, taps, dv, bd, rows, groups, out_aligned);
+    check_launch("conv3x3_u8_strip_kernel");
     return grid.x * grid.y;
 }
 
-template <int K, int NB>
-unsigned launch_strip_nb(const PassArgs &a, const ByteTaps<K> &taps, const U8Divider &dv, bool is_signed,
-                         int rows, cudaStream_t s) {
-    if (a.out.reduce) return launch_strip_kernel<K, NB, StripMode::fold, false>(a, taps, dv, rows, s);
-    if (a.out.normalize == GPK_NORMALIZE_MINMAX)
-        return launch_strip_kernel<K, NB, StripMode::minmax, false>(a, taps, dv, rows, s);
-    if (is_signed) return launch_strip_kernel<K, NB, StripMode::divide, true>(a, taps, dv, rows, s);
-    return launch_strip_kernel<K, NB, StripMode::divide, false>(a, taps, dv, rows, s);
-}
-
-// 3 x 3 taps, 8 outputs per thread: the shape that measured fastest (bench/RESULTS.md); 16 outputs per
-// thread, and 5 x 5 taps, were slower than the four-outputs kernel.
-unsigned launch_strip_3x3(const PassArgs &a, int rows, cudaStream_t s) {
-    constexpr int K = 3, NB = 8;
-    ByteTaps<K> taps;
-    const bool is_signed = pack_byte_taps(*a.filter, taps);
-    U8Divider dv{};
-    if (!a.out.reduce && a.out.normalize != GPK_NORMALIZE_MINMAX && !make_u8_divider(a, dv)) return 0;
-    // The min/max pass keeps one partial per block: at least kMinBlockRows rows a block (blocks_bound).
-    if (a.out.reduce) rows = std::max(rows, kMinBlockRows);
-    return launch_strip_nb<K, NB>(a, taps, dv, is_signed, rows, s);
+// The divider's form for taps that are all >= 0: none where there is nothing to divide (normalisation none,
+// or a sum of 1), else a multiply-high (StripDiv says why the shift is always 32; the tile kernel would
+// take any other).
+unsigned launch_strip_divide(const PassArgs &a, const ByteTaps<3> &taps, const U8Divider &dv, int rows,
+                             cudaStream_t s) {
+    if (!dv.sum || a.out.isum == 1)
+        return launch_strip_kernel<StripMode::divide, false, StripDiv::none>(a, taps, dv, rows, s);
+    if (dv.shift != 32) return 0;
+    return launch_strip_kernel<StripMode::divide, false, StripDiv::mulhi>(a, taps, dv, rows, s);
 }
 
 // The strip kernel (convolve_strip.cuh): u8 to u8 (or the min/max pass), one channel, 3 x 3 byte taps, a
@@ -193,10 +196,22 @@ unsigned launch_strip(const PassArgs &a, cudaStream_t s) {
         if (o.normalize == GPK_NORMALIZE_MINMAX && !(a.filter->abs_sum * 2 * 255 * 255 < 2147483648.0))
             return 0;
     }
-    const int rows = strip_rows_knob();
+    int rows = strip_rows_knob();
     if (rows == 0) return 0;
-    if (reinterpret_cast<uintptr_t>(a.src.base) % 8 != 0 || a.src.pitch % 8 != 0) return 0;
-    return launch_strip_3x3(a, rows, s);
+    if (reinterpret_cast<uintptr_t>(a.src.base) % kStripCols != 0 || a.src.pitch % kStripCols != 0) return 0;
+    ByteTaps<3> taps;
+    const bool is_signed = pack_byte_taps(*a.filter, taps);
+    U8Divider dv{};
+    if (o.reduce) {
+        // At least kMinBlockRows rows a block, as blocks_bound counts them.
+        rows = std::max(rows, kMinBlockRows);
+        return launch_strip_kernel<StripMode::fold, false, StripDiv::none>(a, taps, dv, rows, s);
+    }
+    if (o.normalize == GPK_NORMALIZE_MINMAX)
+        return launch_strip_kernel<StripMode::minmax, false, StripDiv::none>(a, taps, dv, rows, s);
+    if (!make_u8_divider(a, dv)) return 0;
+    if (is_signed) return launch_strip_kernel<StripMode::divide, true, StripDiv::none>(a, taps, dv, rows, s);
+    return launch_strip_divide(a, taps, dv, rows, s);
 }
 
 // The four-outputs-per-thread kernels for 3, 5 and 9 taps; 0 where they do not apply.

@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <random>
 
 namespace {
@@ -28,8 +29,14 @@ struct ConvCase {
     gpk_normalize norm;
     gpk_accumulate acc;
     size_t in_offset = 0, out_offset = 0; // misaligned pointers
+    size_t in_align = 0;                  // > 0: input rows padded to a multiple of this many bytes
 
-    size_t in_pad() const { return ((width % 3) + (channels == 3 ? 5 : 0)) * gpk_dtype_size(in); }
+    size_t in_pad() const {
+        size_t pad = ((width % 3) + (channels == 3 ? 5 : 0)) * gpk_dtype_size(in);
+        if (in_align == 0) return pad;
+        size_t row = width * channels * gpk_dtype_size(in);
+        return (row + in_align - 1) / in_align * in_align - row;
+    }
     size_t out_pad() const { return (height % 4) * gpk_dtype_size(out) + 8; }
     size_t in_stride() const { return width * channels * gpk_dtype_size(in) + in_pad(); }
     size_t out_stride() const { return width * channels * gpk_dtype_size(out) + out_pad(); }
@@ -269,6 +276,56 @@ void test_kernels(gpu::Contexts &ctxs) {
     }
 }
 
+// The u8 3x3 strip kernel (convolve_strip.cuh) on device images against the CPU backend: widths around its
+// 8-byte groups, its edge block and its 128-thread blocks; heights around its 8-row chunks and its strips
+// of 8, 16 and 24 rows (GPK_TEST_CONV_STRIP); every border; each way of finishing a sum (division through
+// a multiply-high, none, signed taps, both passes of min/max); input rows 8-byte aligned, as it needs, and
+// output rows aligned or not.
+void test_strip_kernel(gpu::Contexts &ctxs) {
+    const bool quick = gpu::quick();
+    const std::vector<size_t> widths =
+        quick ? std::vector<size_t>{1, 9, 17, 26, 1041}
+              : std::vector<size_t>{1, 5, 8, 9, 16, 17, 18, 25, 31, 33, 1032, 1033, 1041, 1047, 1049, 2064};
+    const std::vector<size_t> heights =
+        quick ? std::vector<size_t>{1, 9, 33} : std::vector<size_t>{1, 2, 3, 8, 9, 17, 33, 50};
+    const struct {
+        const char *filter;
+        gpk_normalize norm;
+    } finishes[] = {{"pos2d:3:3", GPK_NORMALIZE_SUM},
+                    {"pos2d:3:3", GPK_NORMALIZE_NONE},
+                    {"int2d:3:3", GPK_NORMALIZE_SUM},
+                    {"int2d:3:3", GPK_NORMALIZE_NONE},
+                    {"lp3", GPK_NORMALIZE_MINMAX}};
+    const char *strips[] = {"8", "16", "24"};
+    uint64_t seed = 7000;
+    size_t cases = 0;
+    for (const char *strip : strips) {
+        if (quick && strip != strips[0]) break;
+        setenv("GPK_TEST_CONV_STRIP", strip, 1);
+        for (size_t w : widths)
+            for (size_t h : heights)
+                for (gpk_border b : kBorders)
+                    for (const auto &fin : finishes) {
+                        ConvCase k{GPK_U8, GPK_U8, w, h, 1, fin.filter, b, fin.norm, GPK_ACCUMULATE_AUTO};
+                        k.in_align = 8;
+                        gpk_filter *f = make_filter(k.filter, seed);
+                        std::vector<unsigned char> img = make_image(k, seed + 1);
+                        seed += 2;
+                        std::vector<unsigned char> want(k.out_stride() * k.height, kPoison);
+                        const gpk_status st = convolve(ctxs.cpu, k, f, img.data(), want.data());
+                        if (st == GPK_OK)
+                            run_on(ctxs.cuda, nullptr, Memory::device, Memory::device, k, f, img, want, true,
+                                   describe(k) + " strip " + strip);
+                        else // random taps that sum to 0: rejected by both backends
+                            CHECK_STATUS(ctxs.cuda, convolve(ctxs.cuda, k, f, img.data(), want.data()), st);
+                        gpk_filter_destroy(f);
+                        ++cases;
+                    }
+    }
+    unsetenv("GPK_TEST_CONV_STRIP");
+    std::printf("strip kernel: %zu cases\n", cases);
+}
+
 // Pointers not aligned to their sample type: the CUDA backend answers as the CPU backend does.
 void test_misaligned(gpu::Contexts &ctxs) {
     ConvCase k{GPK_U16, GPK_F32, 57, 31, 1, "lp5", GPK_BORDER_CLAMP, GPK_NORMALIZE_NONE, GPK_ACCUMULATE_AUTO};
@@ -472,6 +529,7 @@ int main() {
     gpu::Contexts ctxs;
     test_laplacian_by_hand(ctxs);
     test_kernels(ctxs);
+    test_strip_kernel(ctxs);
     test_misaligned(ctxs);
     test_beyond_device_memory(ctxs);
     test_row_limit();
