@@ -9,12 +9,12 @@
 #include <cmath>
 #include <limits>
 #include <mutex>
+#include <optional>
 #include <vector>
 
 namespace gpk::cpu {
 namespace {
 
-using conv::allocate;
 using conv::BandScratch;
 using conv::Plan;
 
@@ -39,18 +39,23 @@ void finish_output_row(const ConvolveJob &job, const A *acc, size_t y, const con
 constexpr size_t kStreamingBytes = size_t(32) << 20;
 
 // Runs body(state, begin, end) over [0, total) in chunks that the pool's threads take in turn, so that a
-// thread slowed by other load does not hold the others up; each thread makes its state once.
+// thread slowed by other load does not hold the others up. Each thread makes its state (its buffers) once,
+// and all states exist before any chunk runs: a thread that cannot have its memory then fails the call
+// before any output is written, instead of after the other threads have written theirs.
 template <class MakeState, class Body>
 void for_each_chunk(ThreadPool &pool, size_t total, size_t chunk, MakeState &&make_state, Body &&body) {
     const size_t chunks = (total + chunk - 1) / chunk;
+    const unsigned parts = unsigned(std::min<size_t>(chunks, pool.size()));
+    std::vector<std::optional<decltype(make_state())>> states(parts);
+    pool.run([&](unsigned part, unsigned) { states[part].emplace(make_state()); }, parts);
     std::atomic<size_t> next{0};
     pool.run(
-        [&](unsigned, unsigned) {
-            auto state = make_state();
+        [&](unsigned part, unsigned) {
+            auto &state = *states[part];
             for (size_t c = next++; c < chunks; c = next++)
                 body(state, c * chunk, std::min(total, (c + 1) * chunk));
         },
-        unsigned(std::min<size_t>(chunks, pool.size())));
+        parts);
 }
 
 // Rows per chunk: each chunk loads the filter's halo again (kh - 1 rows, row-filtered when separable), so a
@@ -64,12 +69,13 @@ template <class A> void convolve_direct(ThreadPool &pool, const Plan<A> &p, cons
     const size_t pitch = p.padded;
     struct State {
         BandScratch<A> scratch;
-        std::unique_ptr<A[]> acc;
+        HostArray<A> acc;
     };
     for_each_chunk(
         pool, p.height, chunk_rows(p),
         [&] {
-            return State{BandScratch<A>(p), allocate<A>(conv::kMaxRowsPerPass * pitch)};
+            return State{BandScratch<A>(p),
+                         host_array<A>(conv::kMaxRowsPerPass * pitch, "convolve", "a thread's output rows")};
         },
         [&](State &s, size_t y0, size_t y1) {
             conv::filter_band(
@@ -100,7 +106,7 @@ template <class A> void convolve_minmax(ThreadPool &pool, const Plan<A> &p, conv
     const size_t pitch = p.padded;
     if (p.height > std::numeric_limits<size_t>::max() / pitch)
         fail(GPK_ERR_OUT_OF_MEMORY, "convolve: the min/max buffer is too large");
-    const conv::LargeBuffer<A> filtered(p.height * pitch);
+    const LargeBuffer<A> filtered(p.height * pitch, "convolve", "the filtered image (min/max normalisation)");
     ChannelRange<A> range;
     std::mutex range_mutex;
     for_each_chunk(

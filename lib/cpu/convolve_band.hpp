@@ -6,6 +6,7 @@
 #pragma once
 
 #include "cpu/convolve_rows.hpp"
+#include "cpu/host_memory.hpp"
 
 #include "common/semantics.hpp"
 #include "engine/error.hpp"
@@ -15,74 +16,10 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
-#include <limits>
-#include <memory>
-#include <new>
-#include <string>
 #include <type_traits>
 #include <vector>
 
-#if defined(__linux__)
-#include <sys/mman.h>
-#endif
-
 namespace gpk::cpu::conv {
-
-// A buffer of `count` elements (zero-filled unless asked not to); running out of memory names the bytes.
-template <class T> std::unique_ptr<T[]> allocate(size_t count, bool zeroed = true) {
-    if (count > std::numeric_limits<size_t>::max() / sizeof(T))
-        fail(GPK_ERR_OUT_OF_MEMORY,
-             "convolve: a buffer of " + std::to_string(count) + " elements is too large");
-    T *p = zeroed ? new (std::nothrow) T[count]() : new (std::nothrow) T[count];
-    if (!p)
-        fail(GPK_ERR_OUT_OF_MEMORY,
-             "convolve: out of host memory allocating " + std::to_string(count * sizeof(T)) + " bytes");
-    return std::unique_ptr<T[]>(p);
-}
-
-// A large buffer of `count` elements, not initialised, in huge pages where the system gives them: the
-// min/max pass fills hundreds of megabytes once, and 4 KiB pages would cost a fault each.
-template <class T> class LargeBuffer {
-public:
-    explicit LargeBuffer(size_t count) {
-        if (count > std::numeric_limits<size_t>::max() / sizeof(T))
-            fail(GPK_ERR_OUT_OF_MEMORY,
-                 "convolve: a buffer of " + std::to_string(count) + " elements is too large");
-        bytes_ = count * sizeof(T);
-#if defined(__linux__)
-        if (bytes_ >= kHugePage) {
-            bytes_ = (bytes_ + kHugePage - 1) / kHugePage * kHugePage;
-            void *p = mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-            if (p == MAP_FAILED)
-                fail(GPK_ERR_OUT_OF_MEMORY,
-                     "convolve: out of host memory allocating " + std::to_string(bytes_) + " bytes");
-            madvise(p, bytes_, MADV_HUGEPAGE); // advice only: 4 KiB pages still work
-            data_ = static_cast<T *>(p);
-            mapped_ = true;
-            return;
-        }
-#endif
-        owned_ = allocate<T>(count, false);
-        data_ = owned_.get();
-    }
-    ~LargeBuffer() {
-#if defined(__linux__)
-        if (mapped_) munmap(data_, bytes_);
-#endif
-    }
-    LargeBuffer(const LargeBuffer &) = delete;
-    LargeBuffer &operator=(const LargeBuffer &) = delete;
-    T *get() const {
-        return data_;
-    }
-
-private:
-    static constexpr size_t kHugePage = size_t(2) << 20;
-    T *data_ = nullptr;
-    size_t bytes_ = 0;
-    bool mapped_ = false;
-    std::unique_ptr<T[]> owned_;
-};
 
 inline long long positive_mod(long long a, long long m) {
     return ((a % m) + m) % m;
@@ -273,14 +210,15 @@ template <class A> const A *segment_line(const Plan<A> &p, const SourceRow<A> &s
 // lines that the row pass reads.
 template <class A> struct BandScratch {
     size_t slots; // window positions kept in the ring
-    std::unique_ptr<A[]> ring, line;
+    HostArray<A> ring, line;
     std::vector<SourceRow<A>> slot_source; // 2D: the window's source rows
     std::vector<const A *> slot_filtered;  // separable: the window's row-filtered rows (null: zero border)
     std::vector<const A *> window;
     explicit BandScratch(const Plan<A> &p)
-        : slots(size_t(p.kh) + kMaxRowsPerPass - 1), ring(allocate<A>(slots * p.ring_row_length)),
-          line(allocate<A>(p.separable ? p.source_length : 0)), slot_source(slots), slot_filtered(slots),
-          window(slots) {}
+        : slots(size_t(p.kh) + kMaxRowsPerPass - 1),
+          ring(host_array<A>(slots * p.ring_row_length, "convolve", "a thread's ring of window rows")),
+          line(host_array<A>(p.separable ? p.source_length : 0, "convolve", "a thread's source line")),
+          slot_source(slots), slot_filtered(slots), window(slots) {}
 };
 
 // Fills the ring slot of window position `pos` (an input row index, maybe outside the image).

@@ -6,6 +6,7 @@
 // Every iteration's maxdiff is kept; when a run must stop inside a pass (convergence, a callback), the
 // pass is redone from its untouched input up to that iteration.
 #include "common/semantics.hpp"
+#include "cpu/host_memory.hpp"
 #include "cpu/kernels.hpp"
 #include "engine/error.hpp"
 #include "engine/validate.hpp"
@@ -15,9 +16,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
-#include <new>
 #include <string>
-#include <vector>
 
 // The row kernel is compiled for several x86 levels and picked at load time; all clones compute the
 // same expression in the same order (no FMA contraction), so results do not depend on the CPU.
@@ -100,11 +99,11 @@ private:
     const HeatJob &job_;
     size_t n_, m_, pitch_;
     unsigned parts_ = 1, max_pass_ = 1;
-    std::vector<double> grid_a_, grid_b_, rings_;
+    HostArray<double> grid_a_, grid_b_, rings_;
     double *src_ = nullptr, *dst_ = nullptr; // a pass reads src_ and writes dst_
-    std::vector<double> band_maxdiff_;       // parts_ x max_pass_
-    std::vector<double> pass_maxdiff_;       // max_pass_
-    mutable std::vector<RowStats> row_stats_;
+    HostArray<double> band_maxdiff_;         // parts_ x max_pass_
+    HostArray<double> pass_maxdiff_;         // max_pass_
+    HostArray<RowStats> row_stats_;
     std::chrono::steady_clock::time_point start_;
 };
 
@@ -117,32 +116,28 @@ HeatSolver::HeatSolver(ThreadPool &pool, const HeatJob &job)
     max_pass_ = unsigned(std::clamp<size_t>(fit, 1, kMaxPassIterations));
 }
 
+// Names everything the run asks for: the grids, the row rings and the per-row and per-pass results.
 [[noreturn]] void HeatSolver::out_of_memory() const {
-    size_t bytes = (2 * (n_ + 2) + size_t(parts_) * 3 * (max_pass_ - 1)) * pitch_ * sizeof(double);
-    fail(GPK_ERR_OUT_OF_MEMORY, "heat: cannot allocate " + std::to_string(bytes) + " bytes for two " +
-                                    std::to_string(n_ + 2) + " x " + std::to_string(pitch_) +
-                                    " grids of doubles and their row buffers");
+    size_t doubles =
+        (2 * (n_ + 2) + size_t(parts_) * 3 * (max_pass_ - 1)) * pitch_ + (size_t(parts_) + 1) * max_pass_;
+    out_of_host_memory("heat", doubles * sizeof(double) + n_ * sizeof(RowStats),
+                       "two " + std::to_string(n_ + 2) + " x " + std::to_string(pitch_) +
+                           " grids of doubles and their row buffers");
 }
 
+// Everything is allocated before the run starts, so that a failure leaves tfinal and the report untouched.
 void HeatSolver::allocate() {
-    try {
-        grid_a_.resize((n_ + 2) * pitch_);
-        grid_b_.resize((n_ + 2) * pitch_);
-        rings_.resize(size_t(parts_) * 3 * (max_pass_ - 1) * pitch_);
-        band_maxdiff_.resize(size_t(parts_) * max_pass_);
-        pass_maxdiff_.resize(max_pass_);
-        row_stats_.resize(n_);
-    } catch (const std::bad_alloc &) {
-        out_of_memory();
-    } catch (const std::length_error &) {
-        out_of_memory();
-    }
+    bool ok = grid_a_.allocate((n_ + 2) * pitch_) && grid_b_.allocate((n_ + 2) * pitch_) &&
+              rings_.allocate(size_t(parts_) * 3 * (max_pass_ - 1) * pitch_) &&
+              band_maxdiff_.allocate(size_t(parts_) * max_pass_) && pass_maxdiff_.allocate(max_pass_) &&
+              row_stats_.allocate(n_);
+    if (!ok) out_of_memory();
 }
 
 // Interior from tinit, fixed halo rows copied from the first and last rows into both grids, and every
 // row's halo columns wrapped (the update wraps the rows it writes from then on).
 void HeatSolver::load_initial_grid() {
-    double *a = grid_a_.data(), *b = grid_b_.data();
+    double *a = grid_a_.get(), *b = grid_b_.get();
     for (size_t i = 1; i <= n_; ++i)
         std::memcpy(a + i * pitch_ + 1, job_.tinit + (i - 1) * m_, m_ * sizeof(double));
     std::memcpy(a + 1, a + pitch_ + 1, m_ * sizeof(double));
@@ -176,7 +171,7 @@ const double *HeatSolver::level_row(const double *ring, unsigned level, size_t r
 // each side, so the last level needs nothing from the neighbours.
 void HeatSolver::band_pass(unsigned part, unsigned iterations) {
     size_t r0 = 1 + n_ * part / parts_, r1 = 1 + n_ * (part + 1) / parts_;
-    double *ring = rings_.data() + size_t(part) * 3 * (max_pass_ - 1) * pitch_;
+    double *ring = rings_.get() + size_t(part) * 3 * (max_pass_ - 1) * pitch_;
     double maxdiff[kMaxPassIterations] = {}; // local: the bands' slots share a cache line
     auto lo = [&](unsigned s) {
         size_t w = iterations - s;
@@ -194,7 +189,7 @@ void HeatSolver::band_pass(unsigned part, unsigned iterations) {
             if (j >= r0 && j < r1) maxdiff[s - 1] = std::max(maxdiff[s - 1], d);
         }
     }
-    std::copy(maxdiff, maxdiff + iterations, band_maxdiff_.data() + size_t(part) * max_pass_);
+    std::copy(maxdiff, maxdiff + iterations, band_maxdiff_.get() + size_t(part) * max_pass_);
 }
 
 void HeatSolver::pass(unsigned iterations) {

@@ -6,6 +6,7 @@
 // with the shared rule), so every bin layout runs at the speed of the direct one. Tables too large
 // for this are counted in 64-bit directly.
 #include "common/semantics.hpp"
+#include "cpu/host_memory.hpp"
 #include "cpu/kernels.hpp"
 #include "engine/error.hpp"
 
@@ -13,7 +14,6 @@
 #include <atomic>
 #include <cstdint>
 #include <cstring>
-#include <new>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -69,15 +69,15 @@ struct Plan {
 
 // One thread's counts: `lanes` 32-bit tables, and 64-bit totals per channel.
 struct PartCounts {
-    std::vector<uint32_t> lanes;
-    std::vector<uint64_t> totals;
+    HostArray<uint32_t> lanes;
+    HostArray<uint64_t> totals;
     size_t pending = 0; // samples counted into the lanes since the last flush
 
     void flush(const Plan &plan, unsigned channels) {
         size_t ts = plan.table_size;
         for (unsigned l = 0; l < lanes.size() / ts; ++l) {
-            uint32_t *lane = lanes.data() + l * ts;
-            uint64_t *total = totals.data() + (l % channels) * ts;
+            uint32_t *lane = lanes.get() + l * ts;
+            uint64_t *total = totals.get() + (l % channels) * ts;
             for (size_t i = 0; i < ts; ++i) total[i] += lane[i];
             std::fill(lane, lane + ts, 0u);
         }
@@ -176,13 +176,13 @@ void count_pixels(const HistogramJob &job, const Plan &plan, PartCounts &part, s
         size_t samples = pixels * job.channels;
         k += pixels;
         if (Wide) {
-            kernel(p, samples, part.totals.data());
+            kernel(p, samples, part.totals.get());
             continue;
         }
         while (samples > 0) { // every quantity here is a whole number of pixels
             if (part.pending == kFlushSamples) part.flush(plan, job.channels);
             size_t take = std::min(samples, kFlushSamples - part.pending);
-            kernel(p, take, part.lanes.data());
+            kernel(p, take, part.lanes.get());
             part.pending += take;
             p += take * size;
             samples -= take;
@@ -301,19 +301,15 @@ Plan make_plan(const ThreadPool &pool, const HistogramJob &job, size_t table_siz
     return plan;
 }
 
+// Every table, before counting starts: a failure leaves hist and uncounted untouched.
 std::vector<PartCounts> allocate_parts(const Plan &plan, unsigned channels) {
-    try {
-        std::vector<PartCounts> parts(plan.parts);
-        for (PartCounts &p : parts) {
-            if (!plan.wide) p.lanes.assign(plan.lanes * plan.table_size, 0);
-            p.totals.assign(channels * plan.table_size, 0);
-        }
-        return parts;
-    } catch (const std::bad_alloc &) {
-        fail(GPK_ERR_OUT_OF_MEMORY, "histogram: cannot allocate " +
-                                        std::to_string(plan.parts * part_bytes(plan, channels)) +
-                                        " bytes of per-thread counting tables");
-    }
+    std::vector<PartCounts> parts(plan.parts);
+    for (PartCounts &p : parts)
+        if (!p.lanes.allocate(plan.wide ? 0 : plan.lanes * plan.table_size) ||
+            !p.totals.allocate(channels * plan.table_size))
+            out_of_host_memory("histogram", plan.parts * part_bytes(plan, channels),
+                               "per-thread counting tables");
+    return parts;
 }
 
 // Sums of all threads' totals into hist (and uncounted), for tables indexed by bin with the not-counted

@@ -12,7 +12,8 @@ namespace gpk::cpu {
 
 class ThreadPool {
 public:
-    explicit ThreadPool(unsigned threads); // 0 = hardware concurrency
+    // 0 = hardware concurrency. A worker that cannot start is GPK_ERR_OUT_OF_MEMORY, nothing kept.
+    explicit ThreadPool(unsigned threads);
     ~ThreadPool();
     ThreadPool(const ThreadPool &) = delete;
     ThreadPool &operator=(const ThreadPool &) = delete;
@@ -29,6 +30,7 @@ public:
 
 private:
     void worker_loop(unsigned index);
+    void stop(); // ends and joins the workers
 
     std::vector<std::thread> workers_;
     std::mutex mutex_;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "engine/error.hpp"
+#include "engine/fault.hpp"
 
 #include <cuda_runtime.h>
 #include <cstring>
@@ -11,12 +12,14 @@
 namespace gpk::cuda {
 
 namespace fault {
-enum class Point { alloc, launch, copy, create };
-// Test-only fault injection (NOTES.md, internal knobs; not API): with GPK_TEST_FAULT=alloc:N, launch:N or
-// copy:N in the environment, the Nth device or pinned allocation, kernel launch or copy counted since the
-// variable last changed reports failure; with create:N, the Nth CUDA call of each context creation does
-// (see Creation). Returns whether this call is the one to fail.
-bool inject(Point point);
+// Test-only fault injection (NOTES.md, internal knobs; not API; counted by engine/fault.cpp): with
+// GPK_TEST_FAULT=alloc:N, launch:N or copy:N in the environment, the Nth device or pinned allocation,
+// kernel launch or copy counted since the variable last changed reports failure; with create:N, the Nth
+// CUDA call of each context creation does (see Creation). inject() returns whether this call is the one
+// to fail.
+using gpk::fault::inject;
+using gpk::fault::Point;
+using gpk::fault::restart;
 
 // True on a thread that is creating a CUDA backend while GPK_TEST_FAULT names create:N.
 extern thread_local bool t_creating;

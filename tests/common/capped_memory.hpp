@@ -36,8 +36,8 @@ template <class F, class R> R with_capped_memory(F call, R fallback) {
 #define GPK_TEST_CAN_CAP_MEMORY 0
 #endif
 
-// The byte count an out-of-memory message names after "allocate ", or 0.
+// The byte count an out-of-memory message names after "allocating ", or 0.
 inline unsigned long long bytes_named(const std::string &message) {
-    size_t at = message.find("allocate ");
-    return at == std::string::npos ? 0 : std::strtoull(message.c_str() + at + 9, nullptr, 10);
+    size_t at = message.find("allocating ");
+    return at == std::string::npos ? 0 : std::strtoull(message.c_str() + at + 11, nullptr, 10);
 }

@@ -6,18 +6,16 @@
 // memory, no CPU threads), and the automatic backend falls back to the CPU.
 #include "check.hpp"
 #include "gpu_common.hpp"
+#include "process_threads.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
-#include <chrono>
-#include <filesystem>
 #include <functional>
 #include <map>
 #include <random>
 #include <string>
-#include <thread>
 #include <vector>
 
 namespace {
@@ -127,26 +125,6 @@ int inject_each(const char *point, const char *name, const Operation &op, const 
         gpk_context_destroy(ctx);
     }
     return injected;
-}
-
-// Threads of this process (the CPU pool of a CUDA context is one worker per core but one).
-size_t thread_count() {
-    size_t n = 0;
-    for (auto it = std::filesystem::directory_iterator("/proc/self/task");
-         it != std::filesystem::directory_iterator(); ++it)
-        ++n;
-    return n;
-}
-
-// A joined thread may linger in /proc/self/task for a moment after join() returns: wait up to 2 s for the
-// count to come down to `limit`.
-size_t thread_count_settled(size_t limit) {
-    size_t n = thread_count();
-    for (int i = 0; i < 200 && n > limit; ++i) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(10));
-        n = thread_count();
-    }
-    return n;
 }
 
 struct Case {
