@@ -1,15 +1,21 @@
 // The CPU convolution: threads take chunks of rows and filter them (convolve_band.hpp) with the row kernels
-// of convolve_rows.cpp and convolve_finish.cpp. Min/max normalisation filters the whole image into a
-// buffer first, reduces it per channel, then normalises.
+// of convolve_rows.cpp and convolve_finish.cpp; rows too long for a thread's scratch are cut into column
+// strips, so that chunks are strips of rows. Min/max normalisation filters the whole image into a buffer
+// first, reduces it per channel, then normalises.
 #include "cpu/convolve_band.hpp"
 #include "cpu/kernels.hpp"
 
 #include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <limits>
 #include <mutex>
+#include <numeric>
 #include <optional>
+#include <string>
 #include <vector>
 
 namespace gpk::cpu {
@@ -18,19 +24,20 @@ namespace {
 using conv::BandScratch;
 using conv::Plan;
 
+// Writes output samples [x0, x0 + n) of row y from their accumulated values.
 template <class A>
-void finish_output_row(const ConvolveJob &job, const A *acc, size_t y, const conv::RowFinish &f) {
-    void *row = static_cast<char *>(job.out_data) + y * job.out.stride;
-    const size_t n = job.out.width * job.out.channels;
+void finish_output_samples(const ConvolveJob &job, const A *acc, size_t y, size_t x0, size_t n,
+                           const conv::RowFinish &f) {
+    void *at = static_cast<char *>(job.out_data) + y * job.out.stride + x0 * gpk_dtype_size(job.out.dtype);
     switch (job.out.dtype) {
     case GPK_U8:
-        return conv::finish_row(acc, static_cast<uint8_t *>(row), n, f);
+        return conv::finish_row(acc, static_cast<uint8_t *>(at), n, f);
     case GPK_U16:
-        return conv::finish_row(acc, static_cast<uint16_t *>(row), n, f);
+        return conv::finish_row(acc, static_cast<uint16_t *>(at), n, f);
     case GPK_F32:
-        return conv::finish_row(acc, static_cast<float *>(row), n, f);
+        return conv::finish_row(acc, static_cast<float *>(at), n, f);
     default:
-        return conv::finish_row(acc, static_cast<double *>(row), n, f);
+        return conv::finish_row(acc, static_cast<double *>(at), n, f);
     }
 }
 
@@ -60,28 +67,105 @@ void for_each_chunk(ThreadPool &pool, size_t total, size_t chunk, MakeState &&ma
 
 // Rows per chunk: each chunk loads the filter's halo again (kh - 1 rows, row-filtered when separable), so a
 // chunk is several halos tall; and at least 64k samples, so that small images do not pay for a fork.
-template <class A> size_t chunk_rows(const Plan<A> &p) {
-    const size_t by_halo = std::max<size_t>(32, 8 * size_t(p.kh - 1));
-    return std::max(by_halo, size_t(1 << 16) / std::max<size_t>(1, p.n));
+size_t chunk_rows(int kh, size_t samples) {
+    const size_t by_halo = std::max<size_t>(32, 8 * size_t(kh - 1));
+    return std::max(by_halo, size_t(1 << 16) / std::max<size_t>(1, samples));
+}
+
+// Rows whose whole-row scratch (one thread's ring, row-pass line and accumulator rows) would pass this are
+// cut into column strips. A 16384-pixel row of 4 channels (65,536 samples) needs at most about 70 MB (a
+// 129-tap column filter with 8-byte sums: 130 ring rows), so ordinary images never take strips and keep
+// the whole-row path as it was; a u8 image with a 3x3 filter (float sums, 24 bytes a sample) takes them
+// from about 5.6 million samples a row.
+constexpr double kWholeRowScratchBytes = double(size_t(128) << 20);
+
+// Samples per column strip (rounded up to whole blocks of the tap loop and whole pixels): tens of
+// thousands, so that the halo read again on each side costs little, while a thread's scratch stays at
+// (kh + 3) strip rows: 0.8 MB for a 3x3 filter with float sums, about 35 MB for the largest filter.
+constexpr size_t kStripSamples = size_t(1) << 15;
+
+// The strip width forced by the internal knob GPK_TEST_CONV_CPU_STRIP (NOTES.md); 0 where it is unset.
+size_t strip_knob() {
+    const char *text = std::getenv("GPK_TEST_CONV_CPU_STRIP");
+    if (!text || !*text) return 0;
+    unsigned long long samples = 0;
+    char extra = 0;
+    if (!std::isdigit((unsigned char)text[0]) || std::sscanf(text, "%llu%c", &samples, &extra) != 1 ||
+        samples < 1 || samples > (1ull << 40))
+        invalid(std::string("GPK_TEST_CONV_CPU_STRIP is \"") + text +
+                "\"; expected a strip width in samples (1 to 2^40)");
+    return size_t(samples);
+}
+
+// How the image is cut into units of work that the threads take in turn: chunks of `rows` rows, each of
+// them whole rows (strips == 1) or cut into `strips` column strips of `strip` samples (the last one
+// narrower). `padded` and `source_length` bound the Columns of every unit (the scratch's sizes).
+struct Tiling {
+    size_t height = 0, n = 0;
+    size_t rows = 0, chunks = 0;
+    size_t strip = 0, strips = 0;
+    size_t padded = 0, source_length = 0;
+};
+
+template <class A> Tiling tiling(const Plan<A> &p) {
+    Tiling t;
+    t.height = p.height;
+    t.n = p.n;
+    const conv::Columns whole = conv::columns(p, 0, p.n);
+    const double slots = double(p.kh + conv::kMaxRowsPerPass - 1);
+    const double whole_bytes =
+        (slots * double(whole.ring_row_length) + double(p.separable ? whole.source_length : 0) +
+         double(conv::kMaxRowsPerPass) * double(whole.padded)) *
+        sizeof(A);
+    const size_t forced = strip_knob();
+    if (!forced && whole_bytes <= kWholeRowScratchBytes) {
+        t.strip = p.n;
+        t.strips = 1;
+        t.padded = whole.padded;
+        t.source_length = whole.source_length;
+    } else {
+        const size_t unit = std::lcm(conv::block_elems<A>(), size_t(p.channels));
+        t.strip = ((forced ? forced : kStripSamples) + unit - 1) / unit * unit;
+        t.strips = (p.n + t.strip - 1) / t.strip;
+        t.padded = conv::padded_length<A>(t.strip);
+        // A strip's lines: a bordered line of padded + 2 * halo, or two edge lines that leave out at least a
+        // block of it but each carry both halos (conv::set_columns).
+        t.source_length = t.padded + 4 * p.halo;
+    }
+    t.rows = chunk_rows(p.kh, std::min(t.strip, p.n));
+    t.chunks = (p.height + t.rows - 1) / t.rows;
+    return t;
+}
+
+// Runs body(state, y0, y1, x0, n) for every unit of t (rows [y0, y1), samples [x0, x0 + n) of each); for
+// whole rows these are for_each_chunk's chunks of rows.
+template <class MakeState, class Body>
+void for_each_unit(ThreadPool &pool, const Tiling &t, MakeState &&make_state, Body &&body) {
+    for_each_chunk(pool, t.chunks * t.strips, 1, make_state, [&](auto &state, size_t u, size_t) {
+        const size_t y0 = u / t.strips * t.rows, x0 = u % t.strips * t.strip;
+        body(state, y0, std::min(t.height, y0 + t.rows), x0, std::min(t.strip, t.n - x0));
+    });
 }
 
 template <class A> void convolve_direct(ThreadPool &pool, const Plan<A> &p, const conv::RowFinish &f) {
-    const size_t pitch = p.padded;
+    const Tiling t = tiling(p);
     struct State {
         BandScratch<A> scratch;
         HostArray<A> acc;
     };
-    for_each_chunk(
-        pool, p.height, chunk_rows(p),
+    for_each_unit(
+        pool, t,
         [&] {
-            return State{BandScratch<A>(p),
-                         host_array<A>(conv::kMaxRowsPerPass * pitch, "convolve", "a thread's output rows")};
+            return State{
+                BandScratch<A>(p, t.padded, t.source_length),
+                host_array<A>(conv::kMaxRowsPerPass * t.padded, "convolve", "a thread's output rows")};
         },
-        [&](State &s, size_t y0, size_t y1) {
+        [&](State &s, size_t y0, size_t y1, size_t x0, size_t n) {
+            s.scratch.set(p, x0, n);
             conv::filter_band(
                 p, s.scratch, y0, y1,
-                [&](size_t y) { return s.acc.get() + y % conv::kMaxRowsPerPass * pitch; },
-                [&](size_t y, const A *row) { finish_output_row(*p.job, row, y, f); });
+                [&](size_t y) { return s.acc.get() + y % conv::kMaxRowsPerPass * t.padded; },
+                [&](size_t y, const A *row) { finish_output_samples(*p.job, row, y, x0, n, f); });
         });
 }
 
@@ -103,19 +187,21 @@ template <class A> struct ChannelRange {
 // Min/max normalisation needs the range of the whole image before any output: filter into a buffer,
 // reduce per channel, then normalise.
 template <class A> void convolve_minmax(ThreadPool &pool, const Plan<A> &p, conv::RowFinish f) {
-    const size_t pitch = p.padded;
+    const size_t pitch = conv::padded_length<A>(p.n);
     if (p.height > std::numeric_limits<size_t>::max() / pitch)
         fail(GPK_ERR_OUT_OF_MEMORY, "convolve: the min/max buffer is too large");
+    const Tiling t = tiling(p);
     const LargeBuffer<A> filtered(p.height * pitch, "convolve", "the filtered image (min/max normalisation)");
     ChannelRange<A> range;
     std::mutex range_mutex;
-    for_each_chunk(
-        pool, p.height, chunk_rows(p), [&] { return BandScratch<A>(p); },
-        [&](BandScratch<A> &s, size_t y0, size_t y1) {
+    for_each_unit(
+        pool, t, [&] { return BandScratch<A>(p, t.padded, t.source_length); },
+        [&](BandScratch<A> &s, size_t y0, size_t y1, size_t x0, size_t n) {
+            s.set(p, x0, n);
             ChannelRange<A> band;
             conv::filter_band(
-                p, s, y0, y1, [&](size_t y) { return filtered.get() + y * pitch; },
-                [&](size_t, const A *row) { conv::row_min_max(row, p.n, p.channels, band.lo, band.hi); });
+                p, s, y0, y1, [&](size_t y) { return filtered.get() + y * pitch + x0; },
+                [&](size_t, const A *row) { conv::row_min_max(row, n, p.channels, band.lo, band.hi); });
             std::lock_guard<std::mutex> lock(range_mutex);
             range.widen(band, p.channels);
         });
@@ -124,10 +210,11 @@ template <class A> void convolve_minmax(ThreadPool &pool, const Plan<A> &p, conv
         f.max_value[c] = double(range.hi[c]);
         if (f.exact) f.min_int[c] = (long long)range.lo[c], f.max_int[c] = (long long)range.hi[c];
     }
-    for_each_chunk(
-        pool, p.height, chunk_rows(p), [] { return 0; },
-        [&](int, size_t y0, size_t y1) {
-            for (size_t y = y0; y < y1; ++y) finish_output_row(*p.job, filtered.get() + y * pitch, y, f);
+    for_each_unit(
+        pool, t, [] { return 0; },
+        [&](int, size_t y0, size_t y1, size_t x0, size_t n) {
+            for (size_t y = y0; y < y1; ++y)
+                finish_output_samples(*p.job, filtered.get() + y * pitch + x0, y, x0, n, f);
         });
 }
 

@@ -2,7 +2,8 @@
 // that the filter's window covers, in the accumulation type A and widened by the border on both sides, so
 // that the tap loop (convolve_rows.cpp) runs without a branch. When the input already has type A, the
 // interior of each row is read where it is and only two short edge lines are built. A separable filter
-// keeps row-filtered rows in the ring instead.
+// keeps row-filtered rows in the ring instead. A band covers whole rows or a column strip of them (Columns):
+// a strip's halo comes from the neighbouring columns, the border rule applies only at the image's edges.
 #pragma once
 
 #include "cpu/convolve_rows.hpp"
@@ -33,10 +34,10 @@ struct Segment {
     Source source;
 };
 
-// The filter in accumulation type A, the image geometry, and how rows are read.
+// The filter in accumulation type A and the image geometry.
 template <class A> struct Plan {
     const ConvolveJob *job = nullptr;
-    size_t width = 0, height = 0, n = 0; // n = samples per row
+    size_t width = 0, height = 0, n = 0; // n = samples per image row
     unsigned channels = 1;
     int border = 0;
     bool separable = false;
@@ -44,11 +45,20 @@ template <class A> struct Plan {
     int kw = 1, rw = 0;         // 2D columns, or row-filter length
     std::vector<A> window_taps; // the taps applied over the ring: 2D kh*kw, separable the column filter
     std::vector<A> row_taps;    // separable: the row filter
-    size_t padded = 0;          // padded_length<A>(n): what the tap loop writes per row
     size_t halo = 0;            // rw * channels: border samples on each side
-    bool in_place = false;      // the input has type A and its interior blocks are read where they are
-    size_t left_length = 0;     // in place: the left edge line, then the right one of right_length
-    size_t right_length = 0;
+    bool input_is_a = false;    // the input has type A, aligned: its rows can be read where they are
+};
+
+// The columns that one band filters: samples [x0, x0 + n) of each row (the whole row, or a column strip),
+// and how their source rows are read. Local sample i is row sample x0 + i; x0 is a whole number of pixels
+// and of tap-loop blocks.
+struct Columns {
+    size_t x0 = 0, n = 0;
+    size_t padded = 0;             // padded_length<A>(n): what the tap loop writes per row
+    bool in_place = false;         // blocks [first, last) are read in the input row itself
+    size_t left_length = 0;        // in place: the left edge line (blocks before first, 0 if none), then the
+    size_t right_begin = 0;        // right one for the blocks from `last` (right_begin) on, of right_length
+    size_t right_length = 0;       //   (0 if none)
     std::vector<Segment> segments; // the spans a horizontal tap pass is split into
     size_t source_length = 0;      // the lines built for one source row (bordered line, or both edge lines)
     size_t ring_row_length = 0;    // a ring row: those lines (2D) or a row-filtered row (separable)
@@ -67,23 +77,37 @@ template <class A> bool input_is_accumulator_type(const ConvolveJob &job) {
            job.in.stride % alignof(A) == 0;
 }
 
-// In place, blocks [first, last) read only inside the row; the blocks before and after read edge lines.
-template <class A> void plan_segments(Plan<A> &p) {
+// Samples [x0, x0 + n) of each row into c. In place, local blocks [first, last) read only row samples
+// (output i reads samples x0 + i - halo to x0 + i + halo); the blocks before and after read edge lines.
+template <class A> void set_columns(const Plan<A> &p, size_t x0, size_t n, Columns &c) {
     const size_t block = block_elems<A>();
-    const size_t first = (p.halo + block - 1) / block * block;
-    const size_t last = p.n >= p.halo ? (p.n - p.halo) / block * block : 0;
-    p.in_place = input_is_accumulator_type<A>(*p.job) && last > first;
-    if (!p.in_place) {
-        p.segments = {{{0, p.padded, 0}, Source::Bordered}};
-        p.source_length = p.padded + 2 * p.halo;
-        return;
+    c.x0 = x0;
+    c.n = n;
+    c.padded = padded_length<A>(n);
+    const size_t first = x0 >= p.halo ? 0 : (p.halo - x0 + block - 1) / block * block;
+    const size_t last = std::min(c.padded, p.n >= x0 + p.halo ? (p.n - x0 - p.halo) / block * block : 0);
+    c.in_place = p.input_is_a && last > first;
+    c.segments.clear();
+    if (!c.in_place) {
+        c.segments.push_back({{0, c.padded, 0}, Source::Bordered});
+        c.left_length = c.right_begin = c.right_length = 0;
+        c.source_length = c.padded + 2 * p.halo;
+    } else {
+        c.left_length = first > 0 ? first + 2 * p.halo : 0;
+        c.right_begin = last;
+        c.right_length = last < c.padded ? c.padded - last + 2 * p.halo : 0;
+        c.source_length = c.left_length + c.right_length;
+        if (first > 0) c.segments.push_back({{0, first, 0}, Source::LeftEdge});
+        c.segments.push_back({{first, last, p.halo}, Source::InPlace});
+        if (last < c.padded) c.segments.push_back({{last, c.padded, last}, Source::RightEdge});
     }
-    p.left_length = first + 2 * p.halo;
-    p.right_length = p.padded - last + 2 * p.halo;
-    p.source_length = p.left_length + p.right_length;
-    if (first > 0) p.segments.push_back({{0, first, 0}, Source::LeftEdge});
-    p.segments.push_back({{first, last, p.halo}, Source::InPlace});
-    p.segments.push_back({{last, p.padded, last}, Source::RightEdge});
+    c.ring_row_length = p.separable ? c.padded : c.source_length;
+}
+
+template <class A> Columns columns(const Plan<A> &p, size_t x0, size_t n) {
+    Columns c;
+    set_columns(p, x0, n, c);
+    return c;
 }
 
 template <class A> Plan<A> make_plan(const ConvolveJob &job) {
@@ -110,10 +134,8 @@ template <class A> Plan<A> make_plan(const ConvolveJob &job) {
     } else {
         p.window_taps = taps_as<A>(f.taps);
     }
-    p.padded = padded_length<A>(p.n);
     p.halo = size_t(p.rw) * p.channels;
-    plan_segments(p);
-    p.ring_row_length = f.separable ? p.padded : p.source_length;
+    p.input_is_a = input_is_accumulator_type<A>(job);
     return p;
 }
 
@@ -141,35 +163,29 @@ template <class A> const char *input_row(const Plan<A> &p, size_t sy) {
     return static_cast<const char *>(p.job->in_data) + sy * p.job->in.stride;
 }
 
-// Converts input row `sy` into `line`, with rw pixels on each side read through the border rule.
-template <class A> void load_bordered_line(const Plan<A> &p, size_t sy, A *line) {
-    const size_t c = p.channels;
-    A *interior = line + p.halo;
-    convert_row(p.job->in.dtype, input_row(p, sy), interior, p.n);
-    auto fill = [&](long long x) {
-        A *dst = interior + x * (long long)c;
-        long long sx = border_index(x, (long long)p.width, p.border);
-        for (size_t k = 0; k < c; ++k) dst[k] = sx < 0 ? A(0) : interior[size_t(sx) * c + k];
-    };
-    for (long long x = -p.rw; x < 0; ++x) fill(x);
-    for (long long x = (long long)p.width; x < (long long)p.width + p.rw; ++x) fill(x);
-}
-
-// In place: bordered samples [begin, end) of input row `sy` into dst (bordered sample j is pixel
-// j / channels - rw, channel j % channels). Samples past the right border are the padding the tap loop
-// reads for outputs it drops: 0.
-template <class A> void load_edge_line(const Plan<A> &p, size_t sy, size_t begin, size_t end, A *dst) {
+// Bordered samples [begin, end) of input row `sy` into dst: bordered sample j is row sample j - halo
+// (pixel j / channels - rw, channel j % channels), read through the border rule outside the row. Samples
+// past the right border are the padding the tap loop reads for outputs it drops: 0.
+template <class A> void load_line(const Plan<A> &p, size_t sy, size_t begin, size_t end, A *dst) {
+    const gpk_dtype dtype = p.job->in.dtype;
+    const size_t sample = gpk_dtype_size(dtype);
     const char *row = input_row(p, sy);
     const size_t inside_begin = std::max(begin, p.halo), inside_end = std::min(end, p.halo + p.n);
     if (inside_begin < inside_end)
-        std::memcpy(dst + (inside_begin - begin), row + (inside_begin - p.halo) * sizeof(A),
-                    (inside_end - inside_begin) * sizeof(A));
+        convert_row(dtype, row + (inside_begin - p.halo) * sample, dst + (inside_begin - begin),
+                    inside_end - inside_begin);
     auto outside = [&](size_t j) {
         const long long x = (long long)(j / p.channels) - p.rw;
         const long long sx =
             x < (long long)p.width + p.rw ? border_index(x, (long long)p.width, p.border) : -1;
         A v = A(0);
-        if (sx >= 0) std::memcpy(&v, row + (size_t(sx) * p.channels + j % p.channels) * sizeof(A), sizeof(A));
+        if (sx >= 0) {
+            const size_t k = p.halo + size_t(sx) * p.channels + j % p.channels; // its bordered index
+            if (k >= inside_begin && k < inside_end)
+                v = dst[k - begin]; // converted above
+            else
+                convert_row(dtype, row + (k - p.halo) * sample, &v, 1);
+        }
         dst[j - begin] = v;
     };
     for (size_t j = begin; j < std::min(end, p.halo); ++j) outside(j);
@@ -178,87 +194,101 @@ template <class A> void load_edge_line(const Plan<A> &p, size_t sy, size_t begin
 
 // A source row as the horizontal tap pass reads it; null lines for a zero-border row.
 template <class A> struct SourceRow {
-    const A *row = nullptr;   // in place: the input row
+    const A *row = nullptr;   // in place: the input row from the columns' first sample
     const A *lines = nullptr; // the bordered line, or (in place) the left edge line followed by the right
 };
 
-// Builds source row `sy` in `buffer` (source_length elements).
-template <class A> SourceRow<A> load_source_row(const Plan<A> &p, size_t sy, A *buffer) {
-    if (!p.in_place) {
-        load_bordered_line(p, sy, buffer);
+// Builds source row `sy` of columns c in `buffer` (c.source_length elements). Local sample i of a line
+// built from bordered sample b is row sample c.x0 + b + i - halo, so lines start at bordered sample x0.
+template <class A> SourceRow<A> load_source_row(const Plan<A> &p, const Columns &c, size_t sy, A *buffer) {
+    if (!c.in_place) {
+        load_line(p, sy, c.x0, c.x0 + c.source_length, buffer);
         return {nullptr, buffer};
     }
-    const size_t last = p.segments.back().span.origin;
-    load_edge_line(p, sy, 0, p.left_length, buffer);
-    load_edge_line(p, sy, last, last + p.right_length, buffer + p.left_length);
-    return {reinterpret_cast<const A *>(input_row(p, sy)), buffer};
+    load_line(p, sy, c.x0, c.x0 + c.left_length, buffer);
+    const size_t right = c.x0 + c.right_begin;
+    load_line(p, sy, right, right + c.right_length, buffer + c.left_length);
+    return {reinterpret_cast<const A *>(input_row(p, sy)) + c.x0, buffer};
 }
 
-template <class A> const A *segment_line(const Plan<A> &p, const SourceRow<A> &s, Source source) {
+template <class A> const A *segment_line(const Columns &c, const SourceRow<A> &s, Source source) {
     if (!s.lines) return nullptr;
     switch (source) {
     case Source::InPlace:
         return s.row;
     case Source::RightEdge:
-        return s.lines + p.left_length;
+        return s.lines + c.left_length;
     default:
         return s.lines;
     }
 }
 
 // What one thread needs to filter bands of rows: the ring of window rows and, for a separable filter, the
-// lines that the row pass reads.
+// lines that the row pass reads; sized for columns of at most `padded` and `source_length` elements
+// (Columns), those being filtered in `columns`.
 template <class A> struct BandScratch {
-    size_t slots; // window positions kept in the ring
+    size_t slots;       // window positions kept in the ring
+    size_t ring_stride; // elements per ring row
+    size_t line_capacity;
     HostArray<A> ring, line;
+    Columns columns;
     std::vector<SourceRow<A>> slot_source; // 2D: the window's source rows
     std::vector<const A *> slot_filtered;  // separable: the window's row-filtered rows (null: zero border)
     std::vector<const A *> window;
-    explicit BandScratch(const Plan<A> &p)
-        : slots(size_t(p.kh) + kMaxRowsPerPass - 1),
-          ring(host_array<A>(slots * p.ring_row_length, "convolve", "a thread's ring of window rows")),
-          line(host_array<A>(p.separable ? p.source_length : 0, "convolve", "a thread's source line")),
-          slot_source(slots), slot_filtered(slots), window(slots) {}
+    BandScratch(const Plan<A> &p, size_t padded, size_t source_length)
+        : slots(size_t(p.kh) + kMaxRowsPerPass - 1), ring_stride(p.separable ? padded : source_length),
+          line_capacity(p.separable ? source_length : 0),
+          ring(host_array<A>(slots * ring_stride, "convolve", "a thread's ring of window rows")),
+          line(host_array<A>(line_capacity, "convolve", "a thread's source line")), slot_source(slots),
+          slot_filtered(slots), window(slots) {}
+    // Makes samples [x0, x0 + n) of each row the columns to filter.
+    void set(const Plan<A> &p, size_t x0, size_t n) {
+        set_columns(p, x0, n, columns);
+        if (columns.ring_row_length > ring_stride || (p.separable && columns.source_length > line_capacity))
+            fail(GPK_ERR_INTERNAL, "convolve: columns wider than the scratch made for them");
+    }
 };
 
 // Fills the ring slot of window position `pos` (an input row index, maybe outside the image).
 template <class A> void load_window_row(const Plan<A> &p, BandScratch<A> &s, long long pos) {
+    const Columns &c = s.columns;
     const size_t slot = size_t(positive_mod(pos, (long long)s.slots));
     const long long sy = border_index(pos, (long long)p.height, p.border);
-    A *ring_row = s.ring.get() + slot * p.ring_row_length;
+    A *ring_row = s.ring.get() + slot * s.ring_stride;
     if (!p.separable) {
-        s.slot_source[slot] = sy < 0 ? SourceRow<A>{} : load_source_row(p, size_t(sy), ring_row);
+        s.slot_source[slot] = sy < 0 ? SourceRow<A>{} : load_source_row(p, c, size_t(sy), ring_row);
         return;
     }
     s.slot_filtered[slot] = sy < 0 ? nullptr : ring_row;
     if (sy < 0) return;
-    const SourceRow<A> source = load_source_row(p, size_t(sy), s.line.get());
-    for (const Segment &seg : p.segments) {
-        const A *line = segment_line(p, source, seg.source);
+    const SourceRow<A> source = load_source_row(p, c, size_t(sy), s.line.get());
+    for (const Segment &seg : c.segments) {
+        const A *line = segment_line(c, source, seg.source);
         correlate(&line, p.row_taps.data(), 1, p.kw, p.channels, &ring_row, 1, seg.span);
     }
 }
 
 // The window's tap pass for `rows` output rows starting at y (window positions y - rh onwards).
 template <class A> void window_pass(const Plan<A> &p, BandScratch<A> &s, size_t y, int rows, A *const *out) {
+    const Columns &c = s.columns;
     const size_t count = size_t(p.kh + rows - 1);
     auto slot_of = [&](size_t a) {
         return size_t(positive_mod((long long)y - p.rh + (long long)a, (long long)s.slots));
     };
     if (p.separable) {
         for (size_t a = 0; a < count; ++a) s.window[a] = s.slot_filtered[slot_of(a)];
-        correlate(s.window.data(), p.window_taps.data(), p.kh, 1, 0, out, rows, Span{0, p.padded, 0});
+        correlate(s.window.data(), p.window_taps.data(), p.kh, 1, 0, out, rows, Span{0, c.padded, 0});
         return;
     }
-    for (const Segment &seg : p.segments) {
+    for (const Segment &seg : c.segments) {
         for (size_t a = 0; a < count; ++a)
-            s.window[a] = segment_line(p, s.slot_source[slot_of(a)], seg.source);
+            s.window[a] = segment_line(c, s.slot_source[slot_of(a)], seg.source);
         correlate(s.window.data(), p.window_taps.data(), p.kh, p.kw, p.channels, out, rows, seg.span);
     }
 }
 
-// Filters rows [y0, y1): target(y) gives the padded row that receives output row y's accumulated
-// values, then done(y, row) is called.
+// Filters rows [y0, y1) of the scratch's columns: target(y) gives the padded row that receives output row
+// y's accumulated values (local sample i for row sample columns.x0 + i), then done(y, row) is called.
 template <class A, class Target, class Done>
 void filter_band(const Plan<A> &p, BandScratch<A> &s, size_t y0, size_t y1, Target &&target, Done &&done) {
     long long next = (long long)y0 - p.rh; // the next window position to load
