@@ -40,6 +40,9 @@ struct StripBorder {
     __device__ __forceinline__ long long row(long long r, long long rows) const {
         return r < 0 ? row_lo : r >= rows ? row_hi : r;
     }
+    __device__ __forceinline__ long long col(long long c, long long width) const {
+        return c < 0 ? col_lo : c >= width ? col_hi : c;
+    }
 };
 
 // (x - mn) * 255 / den truncated (Finisher::minmax for sums whose (x - mn) * 255 fits 32 bits): a float
@@ -118,14 +121,14 @@ strip_interior(F &f, const SourceRows &src, const Shape &sh, const Output &out, 
         for (int i = 0; i < kStripChunk + 2; ++i) {
             // Padded row c0 + i as words: bytes x0 - 4 .. x0 + 11, of which x0 - 1 .. x0 + 8 are used.
             const long long r = bd.row(src.row0 + c0 + i, src.rows);
-            unsigned w0 = 0, w1 = 0, w2 = 0, w3 = 0;
+            unsigned w1 = 0, w2 = 0;
             const unsigned char *p = column + size_t(r < 0 ? 0 : r) * src.pitch;
             if (r >= 0) {
                 const uint2 c = __ldg(reinterpret_cast<const uint2 *>(p));
                 w1 = c.x, w2 = c.y;
             }
-            w0 = __shfl_up_sync(0xFFFFFFFFu, w2, 1);
-            w3 = __shfl_down_sync(0xFFFFFFFFu, w1, 1);
+            unsigned w0 = __shfl_up_sync(0xFFFFFFFFu, w2, 1);
+            unsigned w3 = __shfl_down_sync(0xFFFFFFFFu, w1, 1);
             if (r >= 0) {
                 if (lane == 0) w0 = unsigned(__ldg(p - 1)) << 24;
                 if (loads_right) w3 = __ldg(p + kStripCols);
@@ -180,7 +183,7 @@ __device__ __forceinline__ void strip_edges(F &f, const SourceRows &src, const S
                 reinterpret_cast<const unsigned char *>(src.base) + size_t(r) * src.pitch;
 #pragma unroll
             for (int b = 0; b < 3; ++b) {
-                const long long m = x + b < 1 ? bd.col_lo : x + b > sh.width ? bd.col_hi : x + b - 1;
+                const long long m = bd.col(x + b - 1, sh.width);
                 if (m >= 0) n += int(row[m]) * int((signed char)(taps.w[a] >> (8 * b)));
             }
         }
