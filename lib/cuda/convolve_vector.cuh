@@ -71,25 +71,28 @@ __device__ __forceinline__ void store_u8x4(const int (&b)[kVecOut], char *row, l
 constexpr int kU8Lead = 16;
 constexpr int kU8TileStride = 160;
 
-// Fills `rows` u8 tile rows of kU8TileStride bytes from element `left` (a multiple of 16) with 16-byte
-// loads, a batch of independent ones at a time; the caller guarantees aligned rows and a tile inside them.
-__device__ inline void load_tile_u8_vec16(uint4 *tile, int rows, long long first_row, long long left,
-                                          const SourceRows &src, const Shape &sh, int tid, int nthreads) {
-    constexpr int vecs = kU8TileStride / 16;
-    const int total = rows * vecs;
-    const unsigned magic = div_magic(vecs);
+// Fills `rows` tile rows of Vecs 16-byte vectors (uint4 of u8, float4 of f32) from byte `left_bytes` of
+// the padded rows, a batch of independent loads at a time; the caller guarantees aligned rows and a tile
+// inside them.
+template <class V, int Vecs>
+__device__ __forceinline__ void load_tile_vec16(V *tile, int rows, long long first_row, long long left_bytes,
+                                                const SourceRows &src, const Shape &sh, int tid,
+                                                int nthreads) {
+    static_assert(sizeof(V) == 16, "16-byte vectors");
+    const int total = rows * Vecs;
+    const unsigned magic = div_magic(Vecs);
     for (int base = tid; base < total; base += kLoadBatch * nthreads) {
-        uint4 v[kLoadBatch];
+        V v[kLoadBatch];
 #pragma unroll
         for (int u = 0; u < kLoadBatch; ++u) {
             int k = base + u * nthreads;
-            v[u] = make_uint4(0, 0, 0, 0);
+            v[u] = V{};
             if (k < total) {
-                int r = div_small(k, magic), c = k - r * vecs;
+                int r = div_small(k, magic), c = k - r * Vecs;
                 long long srow = border_index(src.row0 + first_row + r, src.rows, sh.border);
                 if (srow >= 0)
-                    v[u] = __ldg(reinterpret_cast<const uint4 *>(src.base + size_t(srow) * src.pitch + left) +
-                                 c);
+                    v[u] = __ldg(
+                        reinterpret_cast<const V *>(src.base + size_t(srow) * src.pitch + left_bytes) + c);
             }
         }
 #pragma unroll
@@ -114,7 +117,7 @@ __global__ void __launch_bounds__(kTileX *kTileThreadRows)
     const int y0 = blockIdx.y * kTileThreadRows * PY;
     const int tid = threadIdx.y * kTileX + threadIdx.x, nthreads = kTileX * kTileThreadRows;
     if (aligned && left >= 0 && left + kU8TileStride <= sh.width)
-        load_tile_u8_vec16(tile, tile_rows, y0, left, src, sh, tid, nthreads);
+        load_tile_vec16<uint4, kU8TileStride / 16>(tile, tile_rows, y0, left, src, sh, tid, nthreads);
     else
         load_tile(reinterpret_cast<unsigned char *>(tile), kU8TileStride, kU8TileStride, tile_rows, y0, left,
                   src, sh, tid, nthreads);
@@ -151,34 +154,6 @@ __global__ void __launch_bounds__(kTileX *kTileThreadRows)
     }
 }
 
-// Fills the f32 tile from element `left` (a multiple of 4) with 16-byte loads, a batch of independent ones
-// at a time; the caller guarantees aligned rows and a tile inside the row.
-template <int TileVecs, int TileRows>
-__device__ __forceinline__ void load_tile_vec4(float4 *tile, long long first_row, long long left,
-                                               const SourceRows &src, const Shape &sh, int tid,
-                                               int nthreads) {
-    constexpr int total = TileVecs * TileRows;
-    const unsigned magic = div_magic(TileVecs);
-    for (int base = tid; base < total; base += kLoadBatch * nthreads) {
-        float4 v[kLoadBatch];
-#pragma unroll
-        for (int u = 0; u < kLoadBatch; ++u) {
-            int k = base + u * nthreads;
-            v[u] = make_float4(0.f, 0.f, 0.f, 0.f);
-            if (k < total) {
-                int r = div_small(k, magic), c = k - r * TileVecs;
-                long long srow = border_index(src.row0 + first_row + r, src.rows, sh.border);
-                if (srow >= 0)
-                    v[u] = __ldg(reinterpret_cast<const float4 *>(src.base + size_t(srow) * src.pitch) +
-                                 (left / 4 + c));
-            }
-        }
-#pragma unroll
-        for (int u = 0; u < kLoadBatch; ++u)
-            if (base + u * nthreads < total) tile[base + u * nthreads] = v[u];
-    }
-}
-
 // f32 -> f32, one channel, f32 sums, normalisation none or sum. The tile starts 4 elements left of the
 // block (K <= 9), so that it is made of whole float4 and a thread reads V of them per tile row.
 // `aligned`: the image base and pitch are multiples of 16 bytes.
@@ -195,7 +170,7 @@ __global__ void __launch_bounds__(kTileX *kTileThreadRows)
     const int y0 = blockIdx.y * kTileThreadRows * PY;
     const int tid = threadIdx.y * kTileX + threadIdx.x, nthreads = kTileX * kTileThreadRows;
     if (aligned && left >= 0 && left + 4 * tile_vecs <= sh.width)
-        load_tile_vec4<tile_vecs, tile_rows>(tile, y0, left, src, sh, tid, nthreads);
+        load_tile_vec16<float4, tile_vecs>(tile, tile_rows, y0, 4 * left, src, sh, tid, nthreads);
     else
         load_tile(reinterpret_cast<float *>(tile), 4 * tile_vecs, 4 * tile_vecs, tile_rows, y0, left, src, sh,
                   tid, nthreads);
