@@ -12,6 +12,7 @@
 // Only the exact integer path (u8/u16 input, integer taps) with normalisation none or sum is modelled.
 #pragma once
 
+#include "convolve_params.hpp"
 #include "gpk.h"
 #include "samples.hpp"
 
@@ -166,11 +167,7 @@ inline gpk_status run(gpk_context *ctx, const Conv &c, const Layout &in, const v
                       const Layout &out, void *out_data) {
     gpk_filter *f = c.filter.make();
     if (!f) return GPK_ERR_INVALID_ARGUMENT;
-    gpk_convolve_params p;
-    gpk_convolve_params_init(&p);
-    p.filter = f;
-    p.border = c.border;
-    p.normalize = c.normalize;
+    const gpk_convolve_params p = convolve_params(f, c.border, c.normalize);
     const gpk_image di = in.desc(), dout = out.desc();
     const gpk_status s = gpk_convolve(ctx, &p, &di, in_data, &dout, out_data);
     gpk_filter_destroy(f);

@@ -4,6 +4,7 @@
 // 2D, both separable passes, min/max folding), every border, filters larger than the image, misaligned
 // pointers and images larger than a faked device (bands with halos), for host pageable, host pinned and
 // device pointers, with and without a caller stream.
+#include "convolve_params.hpp"
 #include "gpu_common.hpp"
 #include "periodic_image.hpp"
 #include "samples.hpp"
@@ -128,12 +129,7 @@ gpk_image desc(gpk_dtype t, const ConvCase &k, size_t stride) {
 constexpr unsigned char kPoison = 0xA5;
 
 gpk_status convolve(gpk_context *ctx, const ConvCase &k, const gpk_filter *f, const void *in, void *out) {
-    gpk_convolve_params p;
-    gpk_convolve_params_init(&p);
-    p.filter = f;
-    p.border = k.border;
-    p.normalize = k.norm;
-    p.accumulate = k.acc;
+    const gpk_convolve_params p = convolve_params(f, k.border, k.norm, k.acc);
     gpk_image di = desc(k.in, k, k.in_stride()), dout = desc(k.out, k, k.out_stride());
     return gpk_convolve(ctx, &p, &di, in, &dout, out);
 }

@@ -1,6 +1,7 @@
 // gpk_convolve on the CPU backend against a naive reference written here from SPEC §3 and NOTES.md:
 // per pixel and per tap, with its own border mapping, in __int128 (exact path) or long double.
 #include "check.hpp"
+#include "convolve_params.hpp"
 #include "gpk.h"
 #include "periodic_image.hpp"
 
@@ -369,12 +370,7 @@ struct Context {
 };
 
 gpk_status run(gpk_context *ctx, const Case &k, const gpk_filter *f, const Image &in, Image &out) {
-    gpk_convolve_params p;
-    gpk_convolve_params_init(&p);
-    p.filter = f;
-    p.border = k.border;
-    p.normalize = k.norm;
-    p.accumulate = k.acc;
+    const gpk_convolve_params p = convolve_params(f, k.border, k.norm, k.acc);
     return gpk_convolve(ctx, &p, &in.desc, in.bytes.data(), &out.desc, out.bytes.data());
 }
 

@@ -7,6 +7,7 @@
 // since ASan reads its options at start only.
 #include "capped_memory.hpp"
 #include "check.hpp"
+#include "convolve_params.hpp"
 #include "gpk.h"
 #include "process_threads.hpp"
 
@@ -228,12 +229,7 @@ gpk_status run_convolve(gpk_context *ctx, const ConvolveShape &k, const void *in
     gpk_image_init(&ii, k.in, k.width, k.height, k.channels);
     gpk_image_init(&oi, k.out, k.width, k.height, k.channels);
     oi.stride = output_stride(k);
-    gpk_convolve_params p;
-    gpk_convolve_params_init(&p);
-    p.filter = f;
-    p.border = k.border;
-    p.normalize = k.normalize;
-    p.accumulate = k.accumulate;
+    const gpk_convolve_params p = convolve_params(f, k.border, k.normalize, k.accumulate);
     s = gpk_convolve(ctx, &p, &ii, input, &oi, out);
     gpk_filter_destroy(f);
     return s;
