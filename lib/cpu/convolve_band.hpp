@@ -192,8 +192,11 @@ template <class A> void load_line(const Plan<A> &p, size_t sy, size_t begin, siz
     for (size_t j = std::max(begin, p.halo + p.n); j < end; ++j) outside(j);
 }
 
-// A source row as the horizontal tap pass reads it; null lines for a zero-border row.
+// A source row as the horizontal tap pass reads it. `inside` is false for a row outside the image under the
+// zero border (every sample 0). It is kept apart from the pointers: with no halo and a row of whole blocks
+// read in place, there are no edge lines at all, and `lines` may then be null for a real row.
 template <class A> struct SourceRow {
+    bool inside = false;
     const A *row = nullptr;   // in place: the input row from the columns' first sample
     const A *lines = nullptr; // the bordered line, or (in place) the left edge line followed by the right
 };
@@ -203,16 +206,16 @@ template <class A> struct SourceRow {
 template <class A> SourceRow<A> load_source_row(const Plan<A> &p, const Columns &c, size_t sy, A *buffer) {
     if (!c.in_place) {
         load_line(p, sy, c.x0, c.x0 + c.source_length, buffer);
-        return {nullptr, buffer};
+        return {true, nullptr, buffer};
     }
     load_line(p, sy, c.x0, c.x0 + c.left_length, buffer);
     const size_t right = c.x0 + c.right_begin;
     load_line(p, sy, right, right + c.right_length, buffer + c.left_length);
-    return {reinterpret_cast<const A *>(input_row(p, sy)) + c.x0, buffer};
+    return {true, reinterpret_cast<const A *>(input_row(p, sy)) + c.x0, buffer};
 }
 
 template <class A> const A *segment_line(const Columns &c, const SourceRow<A> &s, Source source) {
-    if (!s.lines) return nullptr;
+    if (!s.inside) return nullptr;
     switch (source) {
     case Source::InPlace:
         return s.row;
