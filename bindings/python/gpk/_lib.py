@@ -1,0 +1,183 @@
+"""libgpk through ctypes: where the library is found, the structs of gpk.h, and status checks.
+
+ctypes calls foreign functions with the GIL released, so every gpk call lets other Python threads run.
+"""
+import ctypes
+import os
+from ctypes import (CFUNCTYPE, POINTER, Structure, byref, c_char, c_char_p, c_double, c_int, c_size_t,
+                    c_uint, c_uint64, c_void_p)
+
+from ._errors import ERRORS, error_for
+
+SONAME = "libgpk.so.0"
+ABI_MAJOR = 0  # the gpk major version this package speaks
+
+
+def _candidates():
+    """Library paths to try, in order: $GPK_LIBRARY alone when set, else the installed copy, else the loader."""
+    explicit = os.environ.get("GPK_LIBRARY")
+    if explicit:
+        return [explicit]
+    found = []
+    try:
+        from . import _install  # written by `meson install`
+    except ImportError:
+        _install = None
+    if _install is not None:
+        here = os.path.dirname(os.path.abspath(__file__))
+        found.append(os.path.normpath(os.path.join(here, _install.LIBRARY_FROM_PACKAGE)))
+        found.append(_install.LIBRARY)
+    found.append(SONAME)  # LD_LIBRARY_PATH, the loader cache
+    return found
+
+
+def _load():
+    errors = []
+    for path in _candidates():
+        if os.sep in path and not os.path.exists(path):
+            errors.append(f"{path}: no such file")
+            continue
+        try:
+            return ctypes.CDLL(path), path
+        except OSError as e:
+            errors.append(str(e))
+    raise ImportError("gpk: cannot load libgpk (set GPK_LIBRARY to the path of libgpk.so): " + "; ".join(errors))
+
+
+lib, path = _load()
+
+
+class HeatReport_C(Structure):
+    _fields_ = [("niter", c_size_t), ("tmin", c_double), ("tmax", c_double), ("maxdiff", c_double),
+                ("tavg", c_double), ("time", c_double)]
+
+
+REPORT_FN = CFUNCTYPE(c_int, POINTER(HeatReport_C), c_int, c_void_p)
+PROGRESS_FN = CFUNCTYPE(c_int, c_size_t, c_double, c_double, c_void_p)
+
+
+class HeatParams_C(Structure):
+    _fields_ = [("struct_size", c_size_t), ("rows", c_size_t), ("cols", c_size_t), ("maxiter", c_size_t),
+                ("threshold", c_double), ("period", c_size_t), ("on_report", REPORT_FN),
+                ("on_progress", PROGRESS_FN), ("progress_interval", c_size_t), ("user_data", c_void_p)]
+
+
+class HistogramParams_C(Structure):
+    _fields_ = [("struct_size", c_size_t), ("dtype", c_int), ("width", c_size_t), ("height", c_size_t),
+                ("channels", c_uint), ("stride", c_size_t), ("bins", c_size_t), ("lower", c_double),
+                ("upper", c_double), ("saturate", c_uint64)]
+
+
+class ContextOptions_C(Structure):
+    _fields_ = [("struct_size", c_size_t), ("backend", c_int), ("device", c_int), ("stream", c_void_p),
+                ("threads", c_uint)]
+
+
+class Image_C(Structure):
+    _fields_ = [("struct_size", c_size_t), ("dtype", c_int), ("width", c_size_t), ("height", c_size_t),
+                ("channels", c_uint), ("stride", c_size_t)]
+
+
+class ConvolveParams_C(Structure):
+    _fields_ = [("struct_size", c_size_t), ("filter", c_void_p), ("border", c_int), ("normalize", c_int),
+                ("accumulate", c_int)]
+
+
+class FilterInfo_C(Structure):
+    _fields_ = [("struct_size", c_size_t), ("separable", c_int), ("kh", c_size_t), ("kw", c_size_t),
+                ("sum", c_double), ("integer_taps", c_int)]
+
+
+class DeviceInfo_C(Structure):
+    _fields_ = [("struct_size", c_size_t), ("name", c_char * 256), ("compute_major", c_int),
+                ("compute_minor", c_int), ("total_memory", c_uint64), ("free_memory", c_uint64),
+                ("multiprocessors", c_int), ("clock_khz", c_int), ("memory_bus_bits", c_int),
+                ("l2_bytes", c_int), ("driver_version", c_int), ("runtime_version", c_int)]
+
+
+def _declare(name, restype, *argtypes):
+    fn = getattr(lib, name)
+    fn.restype = restype
+    fn.argtypes = list(argtypes)
+    return fn
+
+
+_declare("gpk_version_number", c_uint)
+_declare("gpk_version_string", c_char_p)
+_declare("gpk_status_string", c_char_p, c_int)
+_declare("gpk_backend_name", c_char_p, c_int)
+_declare("gpk_device_count", c_int, POINTER(c_int))
+_declare("gpk_device_get_info", c_int, POINTER(DeviceInfo_C), c_int)
+_declare("gpk_context_options_init", c_int, c_void_p)
+_declare("gpk_context_create", c_int, POINTER(c_void_p), c_void_p)
+_declare("gpk_context_destroy", None, c_void_p)
+_declare("gpk_context_backend", c_int, c_void_p)
+_declare("gpk_context_last_error", c_char_p, c_void_p)
+_declare("gpk_context_set_stream", c_int, c_void_p, c_void_p)
+_declare("gpk_context_synchronize", c_int, c_void_p)
+_declare("gpk_heat_params_init", c_int, c_void_p)
+_declare("gpk_heat_run", c_int, c_void_p, c_void_p, c_void_p, c_void_p, c_void_p, POINTER(HeatReport_C))
+_declare("gpk_histogram_params_init", c_int, c_void_p)
+_declare("gpk_histogram", c_int, c_void_p, c_void_p, c_void_p, c_void_p, c_void_p)
+_declare("gpk_filter_create_2d", c_int, POINTER(c_void_p), c_size_t, c_size_t, POINTER(c_double))
+_declare("gpk_filter_create_separable", c_int, POINTER(c_void_p), c_size_t, POINTER(c_double), c_size_t,
+         POINTER(c_double))
+_declare("gpk_filter_create_named", c_int, POINTER(c_void_p), c_char_p)
+_declare("gpk_filter_destroy", None, c_void_p)
+_declare("gpk_filter_get_info", c_int, POINTER(FilterInfo_C), c_void_p)
+_declare("gpk_filter_get_taps", c_int, POINTER(c_double), c_size_t, c_void_p)
+_declare("gpk_image_init", c_int, c_void_p, c_int, c_size_t, c_size_t, c_uint)
+_declare("gpk_convolve_params_init", c_int, c_void_p)
+_declare("gpk_convolve", c_int, c_void_p, c_void_p, c_void_p, c_void_p, c_void_p, c_void_p)
+
+if lib.gpk_version_number() // 10000 != ABI_MAJOR:
+    raise ImportError(f"gpk: {path} is gpk {lib.gpk_version_string().decode()}; this package needs "
+                      f"gpk {ABI_MAJOR}.x")
+
+for _status, _cls in ERRORS.items():
+    _cls.status_name = lib.gpk_status_string(_status).decode()
+
+# Room for parameter structs as the loaded library knows them: they only grow at their end, and the
+# library's init function writes its own struct_size and defaults for every field, also the ones this
+# package does not name. Each init runs once; later structs are copies of its bytes.
+_PARAMS_ROOM = 1024
+_templates = {}
+
+
+def new_params(struct_type, init_name, *init_args):
+    """A parameter struct initialised by the library's init function, viewed through `struct_type`."""
+    key = (init_name, init_args)
+    template = _templates.get(key)
+    if template is None:
+        buf = (c_char * _PARAMS_ROOM)()
+        check(getattr(lib, init_name)(buf, *init_args), None)
+        size = c_size_t.from_buffer(buf).value
+        if not ctypes.sizeof(struct_type) <= size <= _PARAMS_ROOM:
+            raise error_for(7, f"{init_name} reports a struct of {size} bytes; this package knows "
+                               f"{ctypes.sizeof(struct_type)} (room for {_PARAMS_ROOM})")
+        template = _templates[key] = bytes(buf[:size])
+    return struct_type.from_buffer(bytearray(template))
+
+
+def last_error(handle):
+    """The message of the last failure on a context handle, or the thread's context-less one for None."""
+    return lib.gpk_context_last_error(handle).decode("utf-8", "replace")
+
+
+def check(status, handle):
+    """Raises the gpk.Error subclass of a failing status with the library's message."""
+    if status != 0:
+        raise error_for(status, last_error(handle))
+
+
+# A debugging hook (tests use it to see that device arrays reach the library without copies): when set,
+# called as trace(function_name, fields) before each operation with the pointers and stream passed.
+trace = None
+
+
+def traced(name, **fields):
+    if trace is not None:
+        trace(name, fields)
+
+
+__all__ = ["lib", "path", "new_params", "check", "last_error", "byref", "traced"]
