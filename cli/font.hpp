@@ -22,7 +22,7 @@ struct FontGlyph {
 // Font units in one font size (the em): a capital is 10 units, 0.7 em.
 constexpr double kFontUnitsPerEm = 10.0 / 0.7;
 
-// The glyph of `c`; characters outside printable ASCII (bytes of UTF-8 names included) get a box.
+// The glyph of `c`; characters outside printable ASCII (the first byte of a UTF-8 character) get a box.
 const FontGlyph &font_glyph(char c);
 
 } // namespace gpkcli

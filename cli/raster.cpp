@@ -68,6 +68,11 @@ void draw_glyph(Canvas &canvas, const FontGlyph &glyph, const TextFrame &frame, 
     }
 }
 
+// A UTF-8 continuation byte: a character outside ASCII is drawn as one box, at its first byte.
+bool continues_character(char c) {
+    return (static_cast<unsigned char>(c) & 0xC0) == 0x80;
+}
+
 } // namespace
 
 Rgb rgb(double r, double g, double b) {
@@ -108,7 +113,8 @@ void Canvas::fill(int x0, int y0, int x1, int y1, Rgb c, double alpha) {
 
 double text_length(const std::string &text, double size) {
     double units = 0;
-    for (char c : text) units += font_glyph(c).advance;
+    for (char c : text)
+        if (!continues_character(c)) units += font_glyph(c).advance;
     return units * size / kFontUnitsPerEm;
 }
 
@@ -120,6 +126,7 @@ double Canvas::text(const std::string &text, double x, double y, const TextStyle
         style.upward ? TextFrame{x + middle, y - start, true} : TextFrame{x + start, y + middle, false};
     double pen = 0;
     for (char c : text) {
+        if (continues_character(c)) continue;
         const FontGlyph &glyph = font_glyph(c);
         draw_glyph(*this, glyph, frame, pen, unit, half_width, style.colour);
         pen += glyph.advance * unit;
