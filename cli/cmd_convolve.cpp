@@ -1,9 +1,10 @@
-// gpk convolve: filters a PNG or PGM with a named filter or one read from a file of taps, keeping the
-// bit depth and channels unless --out-type says otherwise.
+// gpk convolve: filters a PNG, PGM or .npy array with a named filter or one read from a file of taps,
+// keeping the sample type and channels unless --out-type says otherwise.
 #include "args.hpp"
 #include "commands.hpp"
 #include "common.hpp"
 #include "image_io.hpp"
+#include "npy.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -21,7 +22,7 @@ const std::vector<OptionSpec> kConvolveOptions = {
     {'b', "border", "RULE", "zero, clamp, mirror, reflect or wrap (default clamp)"},
     {0, "normalize", "MODE", "none, sum or minmax (default none)"},
     {0, "accumulate", "PREC", "f32 or f64, for non-integer taps (default f32, f64 for f64 output)"},
-    {0, "out-type", "TYPE", "u8 or u16 (PNG, PGM), f32 or f64 (OUT.raw) (default: the input's)"},
+    {0, "out-type", "TYPE", "u8 or u16 (PNG, PGM, .npy), f32 or f64 (.npy, .raw) (default: the input's)"},
     {0, "ascii", nullptr, "write PGM output as plain text (P2) instead of binary (P5)"},
     {0, "backend", "NAME", "auto, cpu or cuda (default auto)"},
     {'h', "help", nullptr, "show this help"},
@@ -29,13 +30,16 @@ const std::vector<OptionSpec> kConvolveOptions = {
 
 const char *kConvolveHelp =
     "Usage: gpk convolve [OPTION]... --filter SPEC IN OUT\n"
-    "Correlates IN (PNG or PGM) with a filter and writes OUT (.png, .pgm, or .raw for float output).\n"
+    "Correlates IN (PNG, PGM, or a NumPy .npy array of uint8, uint16, float32 or float64 with shape\n"
+    "(H, W) or (H, W, C), C = 1..4) with a filter and writes OUT (.png, .pgm, .npy, or .raw for float\n"
+    "output).\n"
     "Every channel is filtered, alpha included. Integer images with integer taps are computed exactly.\n"
     "Output samples round to nearest and saturate to the output type. When the output type is the\n"
     "input's, the input's maxval is kept (a PGM's own maxval; samples above it are clamped to it).\n"
     "A FILE of taps holds one row of numbers per line (odd sizes; '#' starts a comment), or two lines\n"
     "'row: ...' and 'col: ...' for a separable filter (the row filter runs first).\n"
-    ".raw output is packed samples in host byte order, channels interleaved.\n\nOptions:\n";
+    ".npy output has the input's shape ((H, W) for a gray image, (H, W, C) otherwise); .raw output is\n"
+    "packed samples in host byte order, channels interleaved.\n\nOptions:\n";
 
 bool is_named_filter(const std::string &spec) {
     for (const char *name : {"identity", "lp3", "lp5", "log9", "smooth5"})
@@ -171,8 +175,54 @@ ConvolveSetup convolve_setup(const ParsedArgs &p) {
     return s;
 }
 
-gpk_dtype output_dtype(const ConvolveSetup &s, const Image &in) {
-    if (s.out_type.empty()) return in.bit_depth == 16 ? GPK_U16 : GPK_U8;
+// The samples to filter: a decoded image, or an .npy array in host byte order and C order.
+struct Input {
+    gpk_dtype dtype = GPK_U8;
+    size_t width = 0, height = 0;
+    unsigned channels = 1;
+    unsigned maxval = 255; // integer samples: the image's maxval, the type's largest value for arrays
+    std::vector<uint8_t> samples;
+    bool channel_axis = false; // an .npy of shape (H, W, C), also for C = 1
+};
+
+Input npy_input(const MappedFile &file, const std::string &path) {
+    NpyArray array = parse_npy(file.data(), file.size(), path);
+    const NpyHeader &h = array.header;
+    if (h.dtype != GPK_U8 && h.dtype != GPK_U16 && h.dtype != GPK_F32 && h.dtype != GPK_F64)
+        throw Failure(path + ": convolve reads uint8, uint16, float32 and float64 arrays, not '" + h.descr +
+                      "'");
+    size_t dims = h.shape.size();
+    if (dims < 2 || dims > 3 || (dims == 3 && (h.shape[2] < 1 || h.shape[2] > 4)))
+        throw Failure(path + ": the array's shape is " + h.shape_text() +
+                      "; convolve reads (H, W) or (H, W, C) with C = 1..4 channels");
+    if (h.count == 0) throw Failure(path + ": the array " + h.shape_text() + " has no samples");
+    Input in;
+    in.dtype = h.dtype;
+    in.height = h.shape[0];
+    in.width = h.shape[1];
+    in.channels = dims == 3 ? unsigned(h.shape[2]) : 1;
+    in.maxval = h.dtype == GPK_U16 ? 65535 : 255;
+    in.samples = npy_c_order_samples(array);
+    in.channel_axis = dims == 3;
+    return in;
+}
+
+Input read_input(const std::string &path) {
+    MappedFile file(path);
+    if (is_npy(file.data(), file.size())) return npy_input(file, path);
+    Image image = decode_image(file.data(), file.size(), path);
+    Input in;
+    in.dtype = image.bit_depth == 16 ? GPK_U16 : GPK_U8;
+    in.width = image.width;
+    in.height = image.height;
+    in.channels = image.channels;
+    in.maxval = image.maxval;
+    in.samples = std::move(image.pixels);
+    return in;
+}
+
+gpk_dtype output_dtype(const ConvolveSetup &s, const Input &in) {
+    if (s.out_type.empty()) return in.dtype;
     const char *names[] = {"u8", "u16", "u32", "i32", "f32", "f64"};
     for (int t = 0; t < 6; ++t)
         if (s.out_type == names[t]) return gpk_dtype(t);
@@ -180,13 +230,13 @@ gpk_dtype output_dtype(const ConvolveSetup &s, const Image &in) {
 }
 
 // The output as an image file: the input's maxval when the type is kept, else the type's full range.
-Image output_image(const Image &in, gpk_dtype dtype, std::vector<uint8_t> samples) {
+Image output_image(const Input &in, gpk_dtype dtype, std::vector<uint8_t> samples) {
     Image out;
     out.width = in.width;
     out.height = in.height;
     out.channels = in.channels;
     out.bit_depth = dtype == GPK_U16 ? 16 : 8;
-    bool kept = out.bit_depth == in.bit_depth;
+    bool kept = dtype == in.dtype;
     out.maxval = kept ? in.maxval : (dtype == GPK_U16 ? 65535 : 255);
     out.pixels = std::move(samples);
     for (size_t i = 0; kept && out.maxval < (1u << out.bit_depth) - 1 && i < out.sample_count(); ++i)
@@ -205,30 +255,35 @@ int run_convolve(const Args &args) {
     ConvolveSetup s = convolve_setup(p);
     Filter filter = make_filter(p.text("filter", ""));
     s.params.filter = filter.get();
-    Image in = read_image(s.in_path);
+    Input in = read_input(s.in_path);
     gpk_dtype out_dtype = output_dtype(s, in);
     bool float_out = out_dtype == GPK_F32 || out_dtype == GPK_F64;
     size_t dot = s.out_path.find_last_of('.');
-    bool raw_out = dot != std::string::npos && s.out_path.substr(dot) == ".raw";
-    if (float_out != raw_out)
-        throw UsageError(float_out ? "f32 and f64 output go to a .raw file"
-                                   : "a .raw OUT needs --out-type f32 or f64");
-    ImageFormat format = raw_out ? ImageFormat::Png : format_for_path(s.out_path, s.ascii);
-    if (!raw_out && format != ImageFormat::Png && in.channels != 1)
+    std::string ext = dot == std::string::npos ? "" : s.out_path.substr(dot);
+    bool raw_out = ext == ".raw", npy_out = ext == ".npy", image_out = !raw_out && !npy_out;
+    if (raw_out && !float_out) throw UsageError("a .raw OUT needs --out-type f32 or f64");
+    if (image_out && float_out) throw UsageError("f32 and f64 output go to a .npy or .raw file");
+    ImageFormat format = image_out ? format_for_path(s.out_path, s.ascii) : ImageFormat::Png;
+    if (image_out && format != ImageFormat::Png && in.channels != 1)
         throw Failure(s.out_path + ": PGM holds one gray channel and " + s.in_path + " has " +
                       std::to_string(in.channels) + "; write a .png instead");
 
     gpk_image in_desc, out_desc;
-    gpk_image_init(&in_desc, in.bit_depth == 16 ? GPK_U16 : GPK_U8, in.width, in.height, in.channels);
+    gpk_image_init(&in_desc, in.dtype, in.width, in.height, in.channels);
     gpk_image_init(&out_desc, out_dtype, in.width, in.height, in.channels);
-    std::vector<uint8_t> out(in.sample_count() * gpk_dtype_size(out_dtype));
+    std::vector<uint8_t> out(in.width * in.height * in.channels * gpk_dtype_size(out_dtype));
     Context ctx = open_context(s.backend);
-    check_status(gpk_convolve(ctx.get(), &s.params, &in_desc, in.pixels.data(), &out_desc, out.data()),
+    check_status(gpk_convolve(ctx.get(), &s.params, &in_desc, in.samples.data(), &out_desc, out.data()),
                  ctx.get(), "convolve");
-    if (raw_out)
+    if (raw_out) {
         write_file_atomically(s.out_path, out);
-    else
+    } else if (npy_out) {
+        std::vector<size_t> shape = {in.height, in.width};
+        if (in.channels > 1 || in.channel_axis) shape.push_back(in.channels);
+        write_npy(s.out_path, out_dtype, shape, out.data());
+    } else {
         write_image(s.out_path, output_image(in, out_dtype, std::move(out)), format);
+    }
     return kExitOk;
 }
 

@@ -5,6 +5,7 @@
 #include "commands.hpp"
 #include "common.hpp"
 #include "image_io.hpp"
+#include "npy.hpp"
 #include "plot.hpp"
 
 #include <algorithm>
@@ -25,14 +26,15 @@ const std::vector<OptionSpec> kHeatOptions = {
     {'k', nullptr, "NUM", "report period in iterations, 0 for none (default 1000)"},
     {'e', nullptr, "NUM", "stop when an iteration's maxdiff is below NUM (default 0.001)"},
     {'c', nullptr, "FILE",
-     "conductivity image, PGM or gray PNG, M wide and N high (default: built-in pattern)"},
-    {'t', nullptr, "FILE", "initial temperature image, as -c (default: built-in pattern)"},
+     "conductivities: a PGM or gray PNG M wide and N high, or an .npy of shape (N, M) (default: built-in)"},
+    {'t', nullptr, "FILE", "initial temperatures, as -c (default: built-in pattern)"},
     {'L', nullptr, "NUM", "temperature of image value 0 (default -100)"},
     {'H', nullptr, "NUM", "temperature of the image's maxval (default 100)"},
     {'r', nullptr, nullptr, "print a report every period"},
     {'h', "help", nullptr, "show this help"},
     {0, "backend", "NAME", "auto, cpu or cuda (default auto)"},
     {'o', "output", "FILE.png", "write the final grid as a heat map with a colour bar"},
+    {0, "save", "FILE.npy", "write the final grid as an .npy array (float64, shape (N, M))"},
     {0, "json", nullptr, "print the reports as JSON instead of the table"},
 };
 
@@ -41,7 +43,8 @@ const char *kHeatHelp =
     "Simulates heat dissipation on a cylinder of N rows by M columns (SPEC section 1) and prints a report\n"
     "line per period (with -r) and a final one: iterations, T(min), T(max), T(diff) (the last maxdiff),\n"
     "T(avg), time in seconds and FLOP/s = N*M*(niter*12 + niter/period)/time (niter*12 alone when\n"
-    "the period is 0). Images map value v to L + v*(H-L)/maxval (conductivities to v/maxval).\n"
+    "the period is 0). Images map value v to L + v*(H-L)/maxval (conductivities to v/maxval); .npy\n"
+    "arrays hold the values themselves (temperatures finite, conductivities in [0, 1]).\n"
     "Without -c/-t a built-in pattern of the requested size is used.\n"
     "A progress bar is shown on stderr when it is a terminal. Ctrl-C stops the run after the current\n"
     "iteration, prints the last report and exits with status 130.\n\nOptions:\n";
@@ -50,7 +53,7 @@ struct HeatSetup {
     size_t rows = 300, cols = 600, maxiter = 5000, period = 1000;
     double threshold = 0.001, io_tmin = -100, io_tmax = 100;
     bool periodic_reports = false, json = false;
-    std::string conductivity_path, temperature_path, map_path;
+    std::string conductivity_path, temperature_path, map_path, save_path;
     gpk_backend backend = GPK_BACKEND_AUTO;
 };
 
@@ -66,6 +69,7 @@ HeatSetup heat_setup(const ParsedArgs &p) {
     s.conductivity_path = p.text("c", "");
     s.temperature_path = p.text("t", "");
     s.map_path = p.text("output", "");
+    s.save_path = p.text("save", "");
     s.periodic_reports = p.has("r");
     s.json = p.has("json");
     s.backend = parse_backend(p.text("backend", "auto"));
@@ -81,9 +85,22 @@ HeatSetup heat_setup(const ParsedArgs &p) {
 // ---------------------------------------------------------------------------------------------------
 // Inputs
 
-// One value per cell in [lo, hi] from a gray image that must be M wide and N high.
-std::vector<double> load_field(const std::string &path, const HeatSetup &s, double lo, double hi) {
-    Image image = read_image(path);
+// One value per cell: from a gray image M wide and N high, mapped to [lo, hi]; or from an .npy array of
+// shape (N, M) as it is, each value checked to be one of `what` (finite temperatures, conductivities in
+// [0, 1]).
+std::vector<double> load_field(const std::string &path, const HeatSetup &s, double lo, double hi,
+                               bool conductivity) {
+    MappedFile file(path);
+    if (is_npy(file.data(), file.size())) {
+        NpyArray array = parse_npy(file.data(), file.size(), path);
+        if (array.header.shape != std::vector<size_t>{s.rows, s.cols})
+            throw Failure(path + ": the array's shape is " + array.header.shape_text() + " but -n " +
+                          std::to_string(s.rows) + " -m " + std::to_string(s.cols) + " need (" +
+                          std::to_string(s.rows) + ", " + std::to_string(s.cols) + ") (N rows, M columns)");
+        return conductivity ? npy_checked_doubles(array, path, 0, 1, "conductivities")
+                            : npy_checked_doubles(array, path, -INFINITY, INFINITY, "temperatures");
+    }
+    Image image = decode_image(file.data(), file.size(), path);
     if (image.channels != 1)
         throw Failure(path + ": heat reads gray images; this one has " + std::to_string(image.channels) +
                       " channels");
@@ -239,14 +256,10 @@ void print_json(const HeatRun &run, gpk_backend backend, bool interrupted) {
 }
 
 void write_heat_map(const HeatSetup &s, const std::vector<double> &grid, const gpk_heat_report &final) {
-#ifdef GPK_CLI_PLOTS
-    std::string title = "Temperature after " + std::to_string(final.niter) + " iterations (" +
-                        std::to_string(s.rows) + " x " + std::to_string(s.cols) + " cylinder)";
+    std::string title = "Temperature after " + std::to_string(final.niter) +
+                        (final.niter == 1 ? " iteration (" : " iterations (") + std::to_string(s.rows) +
+                        " x " + std::to_string(s.cols) + " cylinder)";
     write_file_atomically(s.map_path, draw_heat_map(grid.data(), s.rows, s.cols, title));
-#else
-    (void)grid, (void) final;
-    require_plots("-o " + s.map_path);
-#endif
 }
 
 // Iterations between progress calls (which also notice Ctrl-C): about 16M cell updates, and a multiple of
@@ -287,19 +300,18 @@ int run_heat(const Args &args) {
         return kExitOk;
     }
     HeatSetup s = heat_setup(parsed);
-    if (!s.map_path.empty()) {
-        require_plots("-o");
-        check_png_output_path(s.map_path, "-o");
-    }
+    if (!s.map_path.empty()) check_png_output_path(s.map_path, "-o");
+    if (!s.save_path.empty()) check_output_path(s.save_path, ".npy", "--save");
     std::vector<double> temperature, conductivity;
     builtin_pattern(s, &temperature, &conductivity);
-    if (!s.temperature_path.empty()) temperature = load_field(s.temperature_path, s, s.io_tmin, s.io_tmax);
-    if (!s.conductivity_path.empty()) conductivity = load_field(s.conductivity_path, s, 0.0, 1.0);
+    if (!s.temperature_path.empty())
+        temperature = load_field(s.temperature_path, s, s.io_tmin, s.io_tmax, false);
+    if (!s.conductivity_path.empty()) conductivity = load_field(s.conductivity_path, s, 0.0, 1.0, true);
     Context ctx = open_context(s.backend);
 
     HeatRun run{s, ProgressBar(s.maxiter, s.rows * s.cols), {}};
     gpk_heat_params params = heat_params(s, &run);
-    std::vector<double> grid(s.map_path.empty() ? 0 : s.rows * s.cols);
+    std::vector<double> grid(s.map_path.empty() && s.save_path.empty() ? 0 : s.rows * s.cols);
     gpk_heat_report final{};
     if (!s.json) print_header();
     gpk_status status;
@@ -317,6 +329,7 @@ int run_heat(const Args &args) {
         return kExitInterrupted;
     }
     if (!s.map_path.empty()) write_heat_map(s, grid, final);
+    if (!s.save_path.empty()) write_npy(s.save_path, GPK_F64, {s.rows, s.cols}, grid.data());
     return kExitOk;
 }
 

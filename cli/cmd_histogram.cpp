@@ -1,13 +1,18 @@
-// gpk histogram: per-channel histograms of a PNG, a PGM or a raw array, as a table, CSV, JSON or a plot.
+// gpk histogram: per-channel histograms of a PNG, a PGM, an .npy or a raw array, as a table, CSV, JSON or a
+// plot. Arrays are counted where they lie in the mapped file; .npy samples that cannot be (another byte
+// order, misaligned, channels stored as planes) are copied in pieces of bounded size.
 #include "args.hpp"
 #include "commands.hpp"
 #include "common.hpp"
 #include "image_io.hpp"
+#include "npy.hpp"
 #include "plot.hpp"
 
+#include <algorithm>
 #include <cinttypes>
 #include <cstdint>
 #include <cstdio>
+#include <optional>
 
 namespace gpkcli {
 
@@ -32,19 +37,24 @@ const char *kHistogramHelp =
     "Usage: gpk histogram [OPTION]... IMAGE\n"
     "Counts the samples of each channel of IMAGE into equal bins over [LO, HI).\n"
     "IMAGE is a PNG (8/16-bit gray, gray+alpha, RGB, RGBA; palettes and transparency expanded), a PGM\n"
-    "(P2/P5, maxval up to 65535) or, with --raw, an array of samples in host byte order.\n"
-    "Default range: 8-bit images [0, 256); 16-bit images [0, maxval+1); raw u8 [0, 256), u16 [0, 65536),\n"
-    "u32 and i32 [0, bins) (one bin per value: bin IDs), f32 and f64 [0, 1).\n"
+    "(P2/P5, maxval up to 65535), a NumPy .npy array (uint8, uint16, uint32, int32, float32, float64;\n"
+    "a last axis of 1 to 4 after two or more is the channels) or, with --raw, an array of samples in\n"
+    "host byte order.\n"
+    "Default range: 8-bit images [0, 256); 16-bit images [0, maxval+1); arrays of u8 [0, 256), u16\n"
+    "[0, 65536), u32 and i32 [0, bins) (one bin per value: bin IDs), f32 and f64 [0, 1).\n"
     "Samples outside the range (and NaN) are not counted; the table and JSON say how many.\n\nOptions:\n";
 
 // The samples to count, whatever file they came from.
 struct Samples {
-    std::vector<uint8_t> bytes;
+    std::vector<uint8_t> bytes;     // a decoded image
+    std::optional<MappedFile> file; // the file of an array, counted in place
+    const uint8_t *data = nullptr;  // the first sample
     gpk_dtype dtype = GPK_U8;
     size_t width = 0, height = 0, stride = 0;
     unsigned channels = 1;
     unsigned maxval = 0; // images only
-    bool raw = false;
+    bool raw = false;    // an array (--raw or .npy), not an image
+    std::optional<NpyArray> npy;
 };
 
 Samples load_raw(const std::string &path, const ParsedArgs &p) {
@@ -65,19 +75,48 @@ Samples load_raw(const std::string &path, const ParsedArgs &p) {
     if (s.stride < row)
         throw UsageError("--stride is " + std::to_string(s.stride) + " bytes; a row needs " +
                          std::to_string(row));
-    s.bytes = read_file(path);
-    size_t need = s.stride * (s.height - 1) + row;
-    if (s.bytes.size() < need || s.bytes.size() > s.stride * s.height)
-        throw Failure(path + ": the file has " + std::to_string(s.bytes.size()) + " bytes; " +
-                      std::to_string(s.width) + "x" + std::to_string(s.height) + " " +
-                      gpk_dtype_name(s.dtype) + " samples with a stride of " + std::to_string(s.stride) +
-                      " need " + std::to_string(need) +
+    s.file.emplace(path);
+    s.data = s.file->data();
+    size_t need = s.stride * (s.height - 1) + row, size = s.file->size();
+    if (size < need || size > s.stride * s.height)
+        throw Failure(path + ": the file has " + std::to_string(size) + " bytes; " + std::to_string(s.width) +
+                      "x" + std::to_string(s.height) + " " + gpk_dtype_name(s.dtype) +
+                      " samples with a stride of " + std::to_string(s.stride) + " need " +
+                      std::to_string(need) +
                       (need == s.stride * s.height ? "" : " to " + std::to_string(s.stride * s.height)));
     return s;
 }
 
-Samples load_image_samples(const std::string &path) {
-    Image image = read_image(path);
+// An .npy array's shape as rows of pixels: two or more axes whose last has 1 to 4 entries are rows ×
+// width × channels; otherwise the last axis is the width and the others the rows (0 or 1 axis: 1 row).
+void npy_layout(const NpyHeader &h, Samples &s) {
+    size_t dims = h.shape.size();
+    bool channel_axis = dims >= 3 && h.shape[dims - 1] >= 1 && h.shape[dims - 1] <= 4;
+    s.channels = channel_axis ? unsigned(h.shape[dims - 1]) : 1;
+    size_t width_axis = channel_axis ? dims - 2 : dims - 1;
+    s.width = dims == 0 ? 1 : h.shape[width_axis];
+    s.height = 1;
+    for (size_t d = 0; d + 1 <= width_axis && dims > 0; ++d) s.height *= h.shape[d];
+    s.stride = s.width * s.channels * h.item_size;
+}
+
+Samples load_npy(MappedFile file, const std::string &path) {
+    Samples s;
+    s.raw = true;
+    s.npy = parse_npy(file.data(), file.size(), path);
+    const NpyHeader &h = s.npy->header;
+    if (h.count == 0) throw Failure(path + ": the array " + h.shape_text() + " has no samples");
+    s.dtype = h.dtype;
+    npy_layout(h, s);
+    s.file.emplace(std::move(file));
+    s.data = s.npy->data;
+    return s;
+}
+
+Samples load_file_samples(const std::string &path) {
+    MappedFile file(path);
+    if (is_npy(file.data(), file.size())) return load_npy(std::move(file), path);
+    Image image = decode_image(file.data(), file.size(), path);
     Samples s;
     s.dtype = image.bit_depth == 16 ? GPK_U16 : GPK_U8;
     s.width = image.width;
@@ -86,6 +125,7 @@ Samples load_image_samples(const std::string &path) {
     s.stride = image.width * image.channels * image.bytes_per_sample();
     s.maxval = image.maxval;
     s.bytes = std::move(image.pixels);
+    s.data = s.bytes.data();
     return s;
 }
 
@@ -124,6 +164,47 @@ struct Counts {
     std::vector<std::string> names;
 };
 
+// Whether an .npy array is counted where it lies: host byte order, samples aligned, channels interleaved
+// (C order, or a single channel in any order, since order does not change counts).
+bool counted_in_place(const NpyArray &a, unsigned channels) {
+    const NpyHeader &h = a.header;
+    return !h.swap_bytes && h.data_offset % h.item_size == 0 && (!h.fortran_order || channels == 1);
+}
+
+void add_counts(const std::vector<uint64_t> &from, uint64_t *to) {
+    for (size_t k = 0; k < from.size(); ++k) to[k] += from[k];
+}
+
+// Counts an .npy array in pieces of at most 16 MiB copied to host order: whole pixels, or with channels
+// stored as planes (Fortran order), one plane after another as a single channel. Counts are exact and
+// saturate at the end.
+void count_in_pieces(gpk_context *ctx, const Samples &s, Counts &c) {
+    const NpyHeader &h = s.npy->header;
+    size_t planes = h.fortran_order ? s.channels : 1, per_plane = h.count / planes;
+    size_t pixel = h.fortran_order ? 1 : s.channels; // samples per pixel in a piece
+    size_t piece = std::max<size_t>(1, (size_t(16) << 20) / h.item_size / pixel) * pixel;
+    std::vector<uint8_t> buffer(std::min(piece, per_plane) * h.item_size);
+    gpk_histogram_params params = c.params;
+    params.channels = pixel;
+    params.height = 1;
+    params.stride = 0;
+    params.saturate = 0;
+    std::vector<uint64_t> hist(params.bins * pixel), uncounted(pixel);
+    for (size_t plane = 0; plane < planes; ++plane) {
+        for (size_t first = 0; first < per_plane; first += piece) {
+            size_t samples = std::min(piece, per_plane - first);
+            npy_copy_samples(*s.npy, plane * per_plane + first, samples, buffer.data());
+            params.width = samples / pixel;
+            check_status(gpk_histogram(ctx, &params, buffer.data(), hist.data(), uncounted.data()), ctx,
+                         "histogram");
+            add_counts(hist, &c.hist[plane * params.bins]);
+            add_counts(uncounted, &c.uncounted[plane]);
+        }
+    }
+    if (c.params.saturate)
+        for (auto &count : c.hist) count = std::min(count, c.params.saturate);
+}
+
 Counts count_samples(const Samples &s, const ParsedArgs &p) {
     Counts c;
     gpk_histogram_params_init(&c.params);
@@ -141,8 +222,14 @@ Counts count_samples(const Samples &s, const ParsedArgs &p) {
     c.hist.resize(c.params.bins * s.channels);
     c.uncounted.resize(s.channels);
     Context ctx = open_context(parse_backend(p.text("backend", "auto")));
-    check_status(gpk_histogram(ctx.get(), &c.params, s.bytes.data(), c.hist.data(), c.uncounted.data()),
-                 ctx.get(), "histogram");
+    if (s.npy && !counted_in_place(*s.npy, s.channels)) {
+        count_in_pieces(ctx.get(), s, c);
+        return c;
+    }
+    if (s.npy && s.npy->header.fortran_order) // one channel: counted as a single row in stored order
+        c.params.width = s.width * s.height, c.params.height = 1, c.params.stride = 0;
+    check_status(gpk_histogram(ctx.get(), &c.params, s.data, c.hist.data(), c.uncounted.data()), ctx.get(),
+                 "histogram");
     return c;
 }
 
@@ -198,7 +285,6 @@ void print_json(const std::string &path, const Samples &s, const Counts &c) {
 }
 
 void write_plot(const std::string &plot_path, const std::string &path, const Samples &s, const Counts &c) {
-#ifdef GPK_CLI_PLOTS
     std::vector<PlotSeries> series;
     for (unsigned ch = 0; ch < s.channels; ++ch) series.push_back({c.names[ch], &c.hist[ch * c.params.bins]});
     size_t slash = path.find_last_of('/');
@@ -212,10 +298,6 @@ void write_plot(const std::string &plot_path, const std::string &path, const Sam
         (c.params.saturate ? "; counts saturate at " + std::to_string(c.params.saturate) : "");
     write_file_atomically(plot_path, draw_histogram(series, c.params.bins, c.params.lower, c.params.upper,
                                                     title, subtitle, "sample value"));
-#else
-    (void)path, (void)s, (void)c;
-    require_plots("--plot " + plot_path);
-#endif
 }
 
 } // namespace
@@ -232,12 +314,9 @@ int run_histogram(const Args &args) {
     for (const char *raw_only : {"dtype", "channels", "stride"})
         if (p.has(raw_only) && !p.has("raw")) throw UsageError(std::string("--") + raw_only + " needs --raw");
     std::string plot_path = p.text("plot", "");
-    if (p.has("plot")) {
-        require_plots("--plot");
-        check_png_output_path(plot_path, "--plot");
-    }
+    if (p.has("plot")) check_png_output_path(plot_path, "--plot");
     const std::string &path = p.positional()[0];
-    Samples s = p.has("raw") ? load_raw(path, p) : load_image_samples(path);
+    Samples s = p.has("raw") ? load_raw(path, p) : load_file_samples(path);
     Counts c = count_samples(s, p);
     if (p.has("json"))
         print_json(path, s, c);

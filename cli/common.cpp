@@ -70,24 +70,15 @@ std::string json_number(double value) {
     return text;
 }
 
-bool have_plots() {
-#ifdef GPK_CLI_PLOTS
-    return true;
-#else
-    return false;
-#endif
-}
-
-void require_plots(const std::string &option) {
-    if (!have_plots())
-        throw Failure(option + ": this build of gpk has no plotting (it was built without Cairo; "
-                               "install libcairo2-dev and reconfigure with -Dplots=enabled)");
-}
-
 void check_png_output_path(const std::string &path, const std::string &option) {
-    std::string ext = path.size() >= 4 ? path.substr(path.size() - 4) : "";
+    check_output_path(path, ".png", option);
+}
+
+void check_output_path(const std::string &path, const std::string &extension, const std::string &option) {
+    std::string ext = path.size() >= extension.size() ? path.substr(path.size() - extension.size()) : "";
     for (auto &c : ext) c = char(std::tolower(static_cast<unsigned char>(c)));
-    if (ext != ".png") throw UsageError(option + " is '" + path + "'; give a file name ending in .png");
+    if (ext != extension)
+        throw UsageError(option + " is '" + path + "'; give a file name ending in " + extension);
     size_t slash = path.find_last_of('/');
     std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
     if (access(dir.c_str(), W_OK) != 0)

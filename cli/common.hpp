@@ -47,14 +47,11 @@ std::string json_string(const std::string &text);
 // A JSON number: shortest round-tripping form; non-finite values become null.
 std::string json_number(double value);
 
-// True when the build can draw heat maps and histogram plots (Cairo was found).
-bool have_plots();
+// Before a long run: checks that `path` ends in `extension` (".npy"; UsageError naming `option`
+// otherwise) and is in a directory that exists and can be written (Failure naming the path otherwise).
+void check_output_path(const std::string &path, const std::string &extension, const std::string &option);
 
-// Throws Failure saying this build has no plotting, naming the option that asked for it.
-void require_plots(const std::string &option);
-
-// Before a long run: checks that `path` names a .png (UsageError naming `option` otherwise) in a
-// directory that exists and can be written (Failure naming the path otherwise).
+// check_output_path for a .png.
 void check_png_output_path(const std::string &path, const std::string &option);
 
 } // namespace gpkcli

@@ -10,12 +10,11 @@
 #include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 namespace gpkcli {
-
-namespace {
 
 bool host_is_little_endian() {
     const uint16_t one = 1;
@@ -24,8 +23,14 @@ bool host_is_little_endian() {
     return first == 1;
 }
 
-[[noreturn]] void bad(const std::string &name, const std::string &what) {
+void throw_file_error(const std::string &name, const std::string &what) {
     throw ImageError(name + ": " + what);
+}
+
+namespace {
+
+[[noreturn]] void bad(const std::string &name, const std::string &what) {
+    throw_file_error(name, what);
 }
 
 // Bytes of samples for a shape, or an error when the product overflows or passes the limit.
@@ -358,6 +363,41 @@ std::vector<uint8_t> read_file(const std::string &path) {
     return bytes;
 }
 
+MappedFile::MappedFile(const std::string &path) {
+    int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) bad(path, std::string("cannot open: ") + std::strerror(errno));
+    struct stat st;
+    if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+        close(fd);
+        bad(path, "is a directory, not a file");
+    }
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+        void *p = mmap(nullptr, size_t(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
+        if (p != MAP_FAILED) {
+            madvise(p, size_t(st.st_size), MADV_SEQUENTIAL);
+            data_ = static_cast<const uint8_t *>(p);
+            size_ = size_t(st.st_size);
+            mapped_ = true;
+        }
+    }
+    close(fd);
+    if (!mapped_) {
+        bytes_ = read_file(path);
+        data_ = bytes_.data();
+        size_ = bytes_.size();
+    }
+}
+
+MappedFile::MappedFile(MappedFile &&other) noexcept
+    : data_(other.data_), size_(other.size_), mapped_(other.mapped_), bytes_(std::move(other.bytes_)) {
+    if (!mapped_) data_ = bytes_.data();
+    other.data_ = nullptr, other.size_ = 0, other.mapped_ = false;
+}
+
+MappedFile::~MappedFile() {
+    if (mapped_) munmap(const_cast<uint8_t *>(data_), size_);
+}
+
 Image decode_image(const uint8_t *data, size_t size, const std::string &name, const ReadLimits &limits) {
     if (size == 0) bad(name, "the file is empty");
     if (size >= 8 && png_sig_cmp(data, 0, 8) == 0) return decode_png(data, size, name, limits);
@@ -366,12 +406,12 @@ Image decode_image(const uint8_t *data, size_t size, const std::string &name, co
     if (size >= 2 && data[0] == 'P' && data[1] >= '1' && data[1] <= '7')
         bad(name, std::string("a Netpbm P") + char(data[1]) + " file; only PGM (P2, P5) is read");
     if (size < 8 && png_sig_cmp(data, 0, size) == 0) bad(name, "bad PNG: the file ends early (truncated)");
-    bad(name, "not a PNG or PGM file");
+    bad(name, "not a PNG, PGM or .npy file");
 }
 
 Image read_image(const std::string &path, const ReadLimits &limits) {
-    std::vector<uint8_t> bytes = read_file(path);
-    return decode_image(bytes.data(), bytes.size(), path, limits);
+    MappedFile file(path);
+    return decode_image(file.data(), file.size(), path, limits);
 }
 
 std::vector<uint8_t> encode_png(const Image &image) {
@@ -450,18 +490,25 @@ void write_image(const std::string &path, const Image &image, ImageFormat format
 }
 
 void write_file_atomically(const std::string &path, const std::vector<uint8_t> &bytes) {
+    write_file_atomically(path, std::vector<ByteSpan>{{bytes.data(), bytes.size()}});
+}
+
+void write_file_atomically(const std::string &path, const std::vector<ByteSpan> &pieces) {
     std::string temp = path + ".tmp-XXXXXX";
     int fd = mkstemp(&temp[0]);
     if (fd < 0) bad(path, std::string("cannot write: ") + std::strerror(errno));
     mode_t mask = umask(0);
     umask(mask);
     fchmod(fd, 0666 & ~mask); // mkstemp makes 0600; give the file the usual permissions
-    size_t done = 0;
     int err = 0;
-    while (done < bytes.size() && err == 0) {
-        ssize_t n = write(fd, bytes.data() + done, bytes.size() - done);
-        if (n < 0 && errno != EINTR) err = errno;
-        if (n > 0) done += size_t(n);
+    for (const ByteSpan &piece : pieces) {
+        const auto *bytes = static_cast<const uint8_t *>(piece.data);
+        size_t done = 0;
+        while (done < piece.size && err == 0) {
+            ssize_t n = write(fd, bytes + done, piece.size - done);
+            if (n < 0 && errno != EINTR) err = errno;
+            if (n > 0) done += size_t(n);
+        }
     }
     if (close(fd) != 0 && err == 0) err = errno;
     if (err == 0 && std::rename(temp.c_str(), path.c_str()) != 0) err = errno;

@@ -12,10 +12,15 @@
 
 namespace gpkcli {
 
-// A bad, unreadable or unwritable image file; the message starts with the file's name.
+// A bad, unreadable or unwritable file (image, array); the message starts with the file's name.
 struct ImageError : std::runtime_error {
     using std::runtime_error::runtime_error;
 };
+
+// Throws ImageError("name: what").
+[[noreturn]] void throw_file_error(const std::string &name, const std::string &what);
+
+bool host_is_little_endian();
 
 // Decoded pixels: packed rows of interleaved channels, 8- or 16-bit unsigned samples (16-bit ones in
 // host byte order).
@@ -44,6 +49,27 @@ struct ReadLimits {
 // Reads a whole file; ImageError names the file and the system's reason.
 std::vector<uint8_t> read_file(const std::string &path);
 
+// A whole file in memory without copying it: mapped read-only where it can be (a regular file), read
+// otherwise (a pipe). Large inputs are used in place through this, so that they take no heap memory.
+class MappedFile {
+public:
+    explicit MappedFile(const std::string &path); // ImageError names the file and the reason
+    ~MappedFile();
+    MappedFile(MappedFile &&other) noexcept;
+    MappedFile(const MappedFile &) = delete;
+    MappedFile &operator=(const MappedFile &) = delete;
+    MappedFile &operator=(MappedFile &&) = delete;
+
+    const uint8_t *data() const { return data_; }
+    size_t size() const { return size_; }
+
+private:
+    const uint8_t *data_ = nullptr;
+    size_t size_ = 0;
+    bool mapped_ = false;
+    std::vector<uint8_t> bytes_; // when the file could not be mapped
+};
+
 // Decodes a PNG or PGM held in memory; `name` starts every error message.
 Image decode_image(const uint8_t *data, size_t size, const std::string &name, const ReadLimits &limits = {});
 
@@ -63,5 +89,12 @@ void write_image(const std::string &path, const Image &image, ImageFormat format
 // Writes `bytes` to a temporary file in path's directory, then renames it over `path`. On any failure
 // the temporary file is removed, `path` is untouched, and ImageError names `path` and the reason.
 void write_file_atomically(const std::string &path, const std::vector<uint8_t> &bytes);
+
+// The same for a file made of several pieces, written one after the other (no copy joins them).
+struct ByteSpan {
+    const void *data;
+    size_t size;
+};
+void write_file_atomically(const std::string &path, const std::vector<ByteSpan> &pieces);
 
 } // namespace gpkcli

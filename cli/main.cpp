@@ -13,10 +13,6 @@
 #include <exception>
 #include <new>
 
-#ifdef GPK_CLI_PLOTS
-#include <cairo.h>
-#endif
-
 namespace {
 
 struct Command {
@@ -46,11 +42,7 @@ void print_version() {
     std::printf("gpk %s (library %s, built against %d.%d.%d)\n", GPK_CLI_VERSION, gpk_version_string(),
                 GPK_VERSION_MAJOR, GPK_VERSION_MINOR, GPK_VERSION_PATCH);
     std::printf("libpng %s\n", png_get_libpng_ver(nullptr));
-#ifdef GPK_CLI_PLOTS
-    std::printf("plots: Cairo %s\n", cairo_version_string());
-#else
-    std::printf("plots: none (built without Cairo)\n");
-#endif
+    std::printf("plots: built in (gpk's own renderer and font, written with libpng)\n");
 }
 
 int run_command(const Command &command, const gpkcli::Args &args) {

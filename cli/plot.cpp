@@ -1,50 +1,51 @@
-// Heat maps and histogram charts drawn with Cairo (text, antialiasing and PNG encoding come from it).
+// Heat maps and histogram charts on gpk's canvas. Lines are whole pixels (axes, ticks, bar outlines are
+// all horizontal or vertical), text is the antialiased stroke font.
 #include "plot.hpp"
 
-#include <cairo.h>
+#include "raster.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <memory>
-#include <stdexcept>
 
 namespace gpkcli {
 
 namespace {
 
-using Surface = std::unique_ptr<cairo_surface_t, decltype(&cairo_surface_destroy)>;
-using Cairo = std::unique_ptr<cairo_t, decltype(&cairo_destroy)>;
-
-const char *kFont = "DejaVu Sans";
-
-struct Rgb {
-    double r, g, b;
-};
+const Rgb kWhite{255, 255, 255};
+const Rgb kInk = rgb(0.1, 0.1, 0.1);       // titles and labels
+const Rgb kAxis = rgb(0.15, 0.15, 0.15);   // axes, ticks and tick labels
+const Rgb kSubtle = rgb(0.35, 0.35, 0.35); // a subtitle
+const Rgb kGrid = rgb(0.88, 0.88, 0.88);   // grid lines behind bars
 
 // The heat map's colours, coldest to hottest: indigo, purple, red, orange, pale yellow. Lightness rises
 // steadily so that the map also reads in gray.
-const Rgb kHeatColours[] = {{0.05, 0.03, 0.20}, {0.22, 0.09, 0.50}, {0.50, 0.12, 0.53}, {0.78, 0.22, 0.38},
-                            {0.95, 0.45, 0.17}, {0.99, 0.75, 0.27}, {1.00, 0.97, 0.78}};
+const double kHeatColours[][3] = {{0.05, 0.03, 0.20}, {0.22, 0.09, 0.50}, {0.50, 0.12, 0.53},
+                                  {0.78, 0.22, 0.38}, {0.95, 0.45, 0.17}, {0.99, 0.75, 0.27},
+                                  {1.00, 0.97, 0.78}};
 
 Rgb heat_colour(double x) {
     const int last = int(sizeof kHeatColours / sizeof kHeatColours[0]) - 1;
     x = std::clamp(x, 0.0, 1.0) * last;
     int i = std::min(int(x), last - 1);
     double f = x - i;
-    const Rgb &a = kHeatColours[i], &b = kHeatColours[i + 1];
-    return {a.r + (b.r - a.r) * f, a.g + (b.g - a.g) * f, a.b + (b.b - a.b) * f};
+    const double *a = kHeatColours[i], *b = kHeatColours[i + 1];
+    return rgb(a[0] + (b[0] - a[0]) * f, a[1] + (b[1] - a[1]) * f, a[2] + (b[2] - a[2]) * f);
 }
 
 Rgb channel_colour(const std::string &name) {
-    if (name == "red") return {0.85, 0.16, 0.16};
-    if (name == "green") return {0.13, 0.62, 0.22};
-    if (name == "blue") return {0.16, 0.33, 0.88};
-    if (name == "alpha") return {0.55, 0.55, 0.55};
-    if (name == "c1") return {0.90, 0.50, 0.05};
-    if (name == "c2") return {0.45, 0.20, 0.70};
-    if (name == "c3") return {0.05, 0.60, 0.60};
-    return {0.20, 0.30, 0.45}; // gray images and single-channel arrays
+    if (name == "red") return rgb(0.85, 0.16, 0.16);
+    if (name == "green") return rgb(0.13, 0.62, 0.22);
+    if (name == "blue") return rgb(0.16, 0.33, 0.88);
+    if (name == "alpha") return rgb(0.55, 0.55, 0.55);
+    if (name == "c1") return rgb(0.90, 0.50, 0.05);
+    if (name == "c2") return rgb(0.45, 0.20, 0.70);
+    if (name == "c3") return rgb(0.05, 0.60, 0.60);
+    return rgb(0.20, 0.30, 0.45); // gray images and single-channel arrays
+}
+
+Rgb darker(Rgb c) {
+    return {uint8_t(c.r * 4 / 5), uint8_t(c.g * 4 / 5), uint8_t(c.b * 4 / 5)};
 }
 
 // About `target` round tick values (1, 2 or 5 times a power of ten apart) within [lo, hi].
@@ -72,91 +73,70 @@ std::string tick_label(double v) {
     return text;
 }
 
-// Draws `text` with its anchor point at (x, y): align 0 left, 0.5 centre, 1 right; vertically centred.
-void draw_text(cairo_t *cr, const std::string &text, double x, double y, double size, double align,
-               bool bold = false) {
-    cairo_select_font_face(cr, kFont, CAIRO_FONT_SLANT_NORMAL,
-                           bold ? CAIRO_FONT_WEIGHT_BOLD : CAIRO_FONT_WEIGHT_NORMAL);
-    cairo_set_font_size(cr, size);
-    cairo_text_extents_t e;
-    cairo_text_extents(cr, text.c_str(), &e);
-    cairo_move_to(cr, x - e.x_advance * align, y + size * 0.35);
-    cairo_show_text(cr, text.c_str());
-}
-
-void draw_vertical_text(cairo_t *cr, const std::string &text, double x, double y, double size) {
-    cairo_save(cr);
-    cairo_translate(cr, x, y);
-    cairo_rotate(cr, -M_PI / 2);
-    draw_text(cr, text, 0, 0, size, 0.5);
-    cairo_restore(cr);
-}
-
-cairo_status_t append_png_bytes(void *closure, const unsigned char *data, unsigned int length) {
-    auto *out = static_cast<std::vector<uint8_t> *>(closure);
-    out->insert(out->end(), data, data + length);
-    return CAIRO_STATUS_SUCCESS;
-}
-
-std::vector<uint8_t> png_of(cairo_surface_t *surface) {
-    std::vector<uint8_t> bytes;
-    cairo_surface_flush(surface);
-    cairo_status_t status = cairo_surface_write_to_png_stream(surface, append_png_bytes, &bytes);
-    if (status != CAIRO_STATUS_SUCCESS)
-        throw std::runtime_error(std::string("drawing the picture failed: ") +
-                                 cairo_status_to_string(status));
-    return bytes;
-}
-
-Surface new_surface(int width, int height) {
-    Surface s(cairo_image_surface_create(CAIRO_FORMAT_RGB24, width, height), cairo_surface_destroy);
-    if (cairo_surface_status(s.get()) != CAIRO_STATUS_SUCCESS)
-        throw std::runtime_error("cannot make a " + std::to_string(width) + "x" + std::to_string(height) +
-                                 " picture");
+TextStyle style(double size, Rgb colour, double align, bool bold = false, bool upward = false) {
+    TextStyle s;
+    s.size = size, s.colour = colour, s.align = align, s.bold = bold, s.upward = upward;
     return s;
+}
+
+struct Box {
+    int x, y, w, h;
+    int bottom() const { return y + h; }
+    int right() const { return x + w; }
+};
+
+void outline(Canvas &canvas, const Box &b, Rgb c) {
+    canvas.fill(b.x, b.y, b.right(), b.y + 1, c);
+    canvas.fill(b.x, b.bottom() - 1, b.right(), b.bottom(), c);
+    canvas.fill(b.x, b.y, b.x + 1, b.bottom(), c);
+    canvas.fill(b.right() - 1, b.y, b.right(), b.bottom(), c);
 }
 
 // ---------------------------------------------------------------------------------------------------
 // Heat map
 
-// One pixel per cell, coloured over [lo, hi].
-Surface grid_surface(const double *grid, size_t rows, size_t cols, double lo, double hi) {
-    Surface s = new_surface(int(cols), int(rows));
-    unsigned char *data = cairo_image_surface_get_data(s.get());
-    int stride = cairo_image_surface_get_stride(s.get());
+// Mean value of the cells under each of the map's pixels (one cell per pixel or more).
+std::vector<double> cell_means(const double *grid, size_t rows, size_t cols, const Box &map) {
+    std::vector<double> sums(size_t(map.w) * size_t(map.h), 0.0);
+    std::vector<double> counts(sums.size(), 0.0);
     for (size_t i = 0; i < rows; ++i) {
-        auto *row = reinterpret_cast<uint32_t *>(data + i * size_t(stride));
+        size_t py = i * size_t(map.h) / rows;
         for (size_t j = 0; j < cols; ++j) {
-            Rgb c = heat_colour((grid[i * cols + j] - lo) / (hi - lo));
-            row[j] =
-                uint32_t(c.r * 255 + 0.5) << 16 | uint32_t(c.g * 255 + 0.5) << 8 | uint32_t(c.b * 255 + 0.5);
+            size_t at = py * size_t(map.w) + j * size_t(map.w) / cols;
+            sums[at] += grid[i * cols + j];
+            counts[at] += 1;
         }
     }
-    cairo_surface_mark_dirty(s.get());
-    return s;
+    for (size_t k = 0; k < sums.size(); ++k) sums[k] /= counts[k];
+    return sums;
 }
 
-struct Box {
-    double x, y, w, h;
-};
-
-void draw_colour_bar(cairo_t *cr, const Box &bar, double lo, double hi) {
-    for (int k = 0; k < int(bar.h); ++k) {
-        Rgb c = heat_colour(1.0 - (k + 0.5) / bar.h);
-        cairo_set_source_rgb(cr, c.r, c.g, c.b);
-        cairo_rectangle(cr, bar.x, bar.y + k, bar.w, 1);
-        cairo_fill(cr);
+void draw_cells(Canvas &canvas, const double *grid, size_t rows, size_t cols, const Box &map, double lo,
+                double hi) {
+    if (size_t(map.w) >= cols) { // whole pixels per cell
+        int scale = map.w / int(cols);
+        for (size_t i = 0; i < rows; ++i)
+            for (size_t j = 0; j < cols; ++j) {
+                int x = map.x + int(j) * scale, y = map.y + int(i) * scale;
+                canvas.fill(x, y, x + scale, y + scale, heat_colour((grid[i * cols + j] - lo) / (hi - lo)));
+            }
+        return;
     }
-    cairo_set_source_rgb(cr, 0.2, 0.2, 0.2);
-    cairo_set_line_width(cr, 1);
-    cairo_rectangle(cr, bar.x + 0.5, bar.y + 0.5, bar.w - 1, bar.h - 1);
-    cairo_stroke(cr);
+    std::vector<double> means = cell_means(grid, rows, cols, map);
+    for (int y = 0; y < map.h; ++y)
+        for (int x = 0; x < map.w; ++x)
+            canvas.set(map.x + x, map.y + y,
+                       heat_colour((means[size_t(y) * size_t(map.w) + size_t(x)] - lo) / (hi - lo)));
+}
+
+void draw_colour_bar(Canvas &canvas, const Box &bar, double lo, double hi) {
+    for (int k = 0; k < bar.h; ++k)
+        canvas.fill(bar.x, bar.y + k, bar.right(), bar.y + k + 1, heat_colour(1.0 - (k + 0.5) / bar.h));
+    outline(canvas, bar, rgb(0.2, 0.2, 0.2));
     for (double t : nice_ticks(lo, hi, 6)) {
-        double y = std::round(bar.y + bar.h - (t - lo) / (hi - lo) * bar.h) + 0.5;
-        cairo_move_to(cr, bar.x + bar.w, y);
-        cairo_line_to(cr, bar.x + bar.w + 5, y);
-        cairo_stroke(cr);
-        draw_text(cr, tick_label(t), bar.x + bar.w + 8, y, 12, 0);
+        int y = std::min(int(std::lround(bar.bottom() - (t - lo) / (hi - lo) * bar.h)), bar.bottom() - 1);
+        canvas.fill(bar.right(), y, bar.right() + 5, y + 1, kAxis);
+        canvas.text(tick_label(t), bar.right() + 8, y + 0.5, style(12, kAxis, 0));
     }
 }
 
@@ -165,35 +145,23 @@ void draw_colour_bar(cairo_t *cr, const Box &bar, double lo, double hi) {
 std::vector<uint8_t> draw_heat_map(const double *grid, size_t rows, size_t cols, const std::string &title) {
     double lo = *std::min_element(grid, grid + rows * cols), hi = *std::max_element(grid, grid + rows * cols);
     if (!(hi > lo)) hi = lo + 1; // a uniform grid still gets a scale
-    // Whole pixels per cell up to a 640-pixel map; larger grids are scaled down smoothly.
-    double side = double(std::max(rows, cols));
-    double scale = side <= 640 ? std::max(1.0, std::floor(640 / side)) : 640 / side;
-    Box map{70, 60, std::round(cols * scale), std::round(rows * scale)};
-    Box bar{map.x + map.w + 24, map.y, 22, map.h};
-    int width = int(std::max(bar.x + bar.w + 90, 560.0)), height = int(map.y + map.h + 50);
-    Surface surface = new_surface(width, height);
-    Cairo cr(cairo_create(surface.get()), cairo_destroy);
-    cairo_set_source_rgb(cr.get(), 1, 1, 1);
-    cairo_paint(cr.get());
-
-    Surface cells = grid_surface(grid, rows, cols, lo, hi);
-    cairo_save(cr.get());
-    cairo_translate(cr.get(), map.x, map.y);
-    cairo_scale(cr.get(), map.w / cols, map.h / rows);
-    cairo_set_source_surface(cr.get(), cells.get(), 0, 0);
-    cairo_pattern_set_filter(cairo_get_source(cr.get()),
-                             scale >= 1 ? CAIRO_FILTER_NEAREST : CAIRO_FILTER_GOOD);
-    cairo_paint(cr.get());
-    cairo_restore(cr.get());
-
-    cairo_set_source_rgb(cr.get(), 0.1, 0.1, 0.1);
-    draw_text(cr.get(), title, width / 2.0, 28, 16, 0.5, true);
-    draw_text(cr.get(), std::to_string(cols) + " columns, around the cylinder", map.x + map.w / 2,
-              map.y + map.h + 22, 13, 0.5);
-    draw_vertical_text(cr.get(), std::to_string(rows) + " rows", map.x - 22, map.y + map.h / 2, 13);
-    draw_colour_bar(cr.get(), bar, lo, hi);
-    draw_vertical_text(cr.get(), "temperature", bar.x + bar.w + 66, bar.y + bar.h / 2, 13);
-    return png_of(surface.get());
+    // Whole pixels per cell up to a 640-pixel map; larger grids are scaled down.
+    size_t side = std::max(rows, cols);
+    double scale = side <= 640 ? double(640 / side) : 640.0 / double(side);
+    Box map{70, 60, std::max(1, int(std::lround(double(cols) * scale))),
+            std::max(1, int(std::lround(double(rows) * scale)))};
+    Box bar{map.right() + 24, map.y, 22, map.h};
+    int width = std::max(bar.right() + 90, 560), height = map.bottom() + 50;
+    Canvas canvas(width, height, kWhite);
+    draw_cells(canvas, grid, rows, cols, map, lo, hi);
+    canvas.text(title, width / 2.0, 28, style(16, kInk, 0.5, true));
+    canvas.text(std::to_string(cols) + " columns, around the cylinder", map.x + map.w / 2.0,
+                map.bottom() + 22, style(13, kInk, 0.5));
+    canvas.text(std::to_string(rows) + " rows", map.x - 22, map.y + map.h / 2.0,
+                style(13, kInk, 0.5, false, true));
+    draw_colour_bar(canvas, bar, lo, hi);
+    canvas.text("temperature", bar.right() + 66, bar.y + bar.h / 2.0, style(13, kInk, 0.5, false, true));
+    return canvas.png();
 }
 
 namespace {
@@ -212,70 +180,55 @@ std::vector<uint64_t> column_counts(const uint64_t *counts, size_t bins, size_t 
     return out;
 }
 
-void draw_series(cairo_t *cr, const Box &plot, const PlotSeries &s, size_t bins, double y_top, double alpha) {
+// Translucent bars, then their outline as a step line in a darker shade, which keeps each channel
+// readable where the bars overlap.
+void draw_series(Canvas &canvas, const Box &plot, const PlotSeries &s, size_t bins, double y_top,
+                 double alpha) {
     size_t columns = std::min(bins, size_t(plot.w));
     std::vector<uint64_t> counts = column_counts(s.counts, bins, columns);
-    Rgb c = channel_colour(s.name);
-    cairo_set_antialias(cr, CAIRO_ANTIALIAS_NONE);
-    cairo_set_source_rgba(cr, c.r, c.g, c.b, alpha);
-    for (size_t k = 0; k < columns; ++k) {
-        double x0 = std::round(plot.x + plot.w * k / columns),
-               x1 = std::round(plot.x + plot.w * (k + 1) / columns);
-        double h = std::round(double(counts[k]) / y_top * plot.h);
-        if (h > 0) cairo_rectangle(cr, x0, plot.y + plot.h - h, std::max(1.0, x1 - x0), h);
+    Rgb c = channel_colour(s.name), line = darker(c);
+    auto x_at = [&](size_t k) {
+        return plot.x + int(std::lround(double(plot.w) * double(k) / double(columns)));
+    };
+    auto top_at = [&](size_t k) {
+        return k < columns ? plot.bottom() - int(std::lround(double(counts[k]) / y_top * plot.h))
+                           : plot.bottom();
+    };
+    for (size_t k = 0; k < columns; ++k)
+        canvas.fill(x_at(k), top_at(k), x_at(k + 1), plot.bottom(), c, alpha);
+    int previous = plot.bottom();
+    for (size_t k = 0; k <= columns; ++k) {
+        int x = x_at(k), top = top_at(k);
+        canvas.fill(x, std::min(previous, top), x + 1, std::max(previous, top) + 1, line); // the riser
+        if (k < columns) canvas.fill(x, top, x_at(k + 1) + 1, top + 1, line);
+        previous = top;
     }
-    cairo_fill(cr);
-    cairo_set_antialias(cr, CAIRO_ANTIALIAS_DEFAULT);
-    // The outline of the bars in full colour keeps each channel readable where they overlap.
-    cairo_set_source_rgb(cr, c.r * 0.8, c.g * 0.8, c.b * 0.8);
-    cairo_set_line_width(cr, 1.2);
-    cairo_move_to(cr, plot.x, plot.y + plot.h);
-    for (size_t k = 0; k < columns; ++k) {
-        double y = plot.y + plot.h - std::round(double(counts[k]) / y_top * plot.h);
-        cairo_line_to(cr, std::round(plot.x + plot.w * k / columns), y);
-        cairo_line_to(cr, std::round(plot.x + plot.w * (k + 1) / columns), y);
-    }
-    cairo_line_to(cr, plot.x + plot.w, plot.y + plot.h);
-    cairo_stroke(cr);
 }
 
-void draw_axes(cairo_t *cr, const Box &plot, double lower, double upper, double y_top) {
-    cairo_set_line_width(cr, 1);
+void draw_axes(Canvas &canvas, const Box &plot, double lower, double upper, double y_top) {
     for (double t : nice_ticks(0, y_top, 6)) {
-        double y = std::round(plot.y + plot.h - t / y_top * plot.h) + 0.5;
-        cairo_set_source_rgb(cr, 0.88, 0.88, 0.88);
-        cairo_move_to(cr, plot.x, y);
-        cairo_line_to(cr, plot.x + plot.w, y);
-        cairo_stroke(cr);
-        cairo_set_source_rgb(cr, 0.15, 0.15, 0.15);
-        draw_text(cr, tick_label(t), plot.x - 8, y, 12, 1);
+        int y = plot.bottom() - int(std::lround(t / y_top * plot.h));
+        canvas.fill(plot.x, y, plot.right(), y + 1, kGrid);
+        canvas.text(tick_label(t), plot.x - 8, y + 0.5, style(12, kAxis, 1));
     }
-    cairo_set_source_rgb(cr, 0.15, 0.15, 0.15);
     for (double t : nice_ticks(lower, upper, 8)) {
-        double x = std::round(plot.x + (t - lower) / (upper - lower) * plot.w) + 0.5;
-        cairo_move_to(cr, x, plot.y + plot.h);
-        cairo_line_to(cr, x, plot.y + plot.h + 5);
-        cairo_stroke(cr);
-        draw_text(cr, tick_label(t), x, plot.y + plot.h + 16, 12, 0.5);
+        int x = plot.x + int(std::lround((t - lower) / (upper - lower) * plot.w));
+        canvas.fill(x, plot.bottom(), x + 1, plot.bottom() + 5, kAxis);
+        canvas.text(tick_label(t), x + 0.5, plot.bottom() + 16, style(12, kAxis, 0.5));
     }
-    cairo_move_to(cr, plot.x + 0.5, plot.y);
-    cairo_line_to(cr, plot.x + 0.5, plot.y + plot.h + 0.5);
-    cairo_line_to(cr, plot.x + plot.w, plot.y + plot.h + 0.5);
-    cairo_stroke(cr);
 }
 
-void draw_legend(cairo_t *cr, const Box &plot, const std::vector<PlotSeries> &series) {
-    cairo_set_source_rgba(cr, 1, 1, 1, 0.85); // keeps the names readable over tall bars
-    cairo_rectangle(cr, plot.x + plot.w - 100, plot.y, 96, 8 + 18.0 * double(series.size()));
-    cairo_fill(cr);
-    double y = plot.y + 12;
+void draw_axis_lines(Canvas &canvas, const Box &plot) {
+    canvas.fill(plot.x, plot.y, plot.x + 1, plot.bottom() + 1, kAxis);
+    canvas.fill(plot.x, plot.bottom(), plot.right(), plot.bottom() + 1, kAxis);
+}
+
+void draw_legend(Canvas &canvas, const Box &plot, const std::vector<PlotSeries> &series) {
+    int x = plot.right() - 100, y = plot.y;
+    canvas.fill(x, y, x + 96, y + 8 + 18 * int(series.size()), kWhite, 0.85); // readable over tall bars
     for (const auto &s : series) {
-        Rgb c = channel_colour(s.name);
-        cairo_set_source_rgb(cr, c.r, c.g, c.b);
-        cairo_rectangle(cr, plot.x + plot.w - 90, y - 6, 14, 12);
-        cairo_fill(cr);
-        cairo_set_source_rgb(cr, 0.15, 0.15, 0.15);
-        draw_text(cr, s.name, plot.x + plot.w - 70, y, 12, 0);
+        canvas.fill(x + 10, y + 6, x + 24, y + 18, channel_colour(s.name));
+        canvas.text(s.name, x + 30, y + 12, style(12, kAxis, 0));
         y += 18;
     }
 }
@@ -286,26 +239,21 @@ std::vector<uint8_t> draw_histogram(const std::vector<PlotSeries> &series, size_
                                     double upper, const std::string &title, const std::string &subtitle,
                                     const std::string &x_label) {
     const int width = 960, height = 540;
-    Box plot{90, 70, width - 90 - 30.0, height - 70 - 64.0};
+    Box plot{90, 70, width - 90 - 30, height - 70 - 64};
     uint64_t largest = 1;
     for (const auto &s : series) largest = std::max(largest, *std::max_element(s.counts, s.counts + bins));
     double y_top = double(largest) * 1.05;
-    Surface surface = new_surface(width, height);
-    Cairo cr(cairo_create(surface.get()), cairo_destroy);
-    cairo_set_source_rgb(cr.get(), 1, 1, 1);
-    cairo_paint(cr.get());
-    draw_axes(cr.get(), plot, lower, upper, y_top);
+    Canvas canvas(width, height, kWhite);
+    draw_axes(canvas, plot, lower, upper, y_top);
     double alpha = series.size() > 1 ? 0.4 : 0.75;
-    for (const auto &s : series) draw_series(cr.get(), plot, s, bins, y_top, alpha);
-    cairo_set_source_rgb(cr.get(), 0.1, 0.1, 0.1);
-    draw_text(cr.get(), title, width / 2.0, 24, 16, 0.5, true);
-    cairo_set_source_rgb(cr.get(), 0.35, 0.35, 0.35);
-    draw_text(cr.get(), subtitle, width / 2.0, 46, 12, 0.5);
-    cairo_set_source_rgb(cr.get(), 0.1, 0.1, 0.1);
-    draw_text(cr.get(), x_label, plot.x + plot.w / 2, height - 20, 13, 0.5);
-    draw_vertical_text(cr.get(), "count", 24, plot.y + plot.h / 2, 13);
-    if (series.size() > 1) draw_legend(cr.get(), plot, series);
-    return png_of(surface.get());
+    for (const auto &s : series) draw_series(canvas, plot, s, bins, y_top, alpha);
+    draw_axis_lines(canvas, plot);
+    canvas.text(title, width / 2.0, 24, style(16, kInk, 0.5, true));
+    canvas.text(subtitle, width / 2.0, 46, style(12, kSubtle, 0.5));
+    canvas.text(x_label, plot.x + plot.w / 2.0, height - 20, style(13, kInk, 0.5));
+    canvas.text("count", 24, plot.y + plot.h / 2.0, style(13, kInk, 0.5, false, true));
+    if (series.size() > 1) draw_legend(canvas, plot, series);
+    return canvas.png();
 }
 
 } // namespace gpkcli

@@ -1,5 +1,6 @@
-// Pictures drawn with Cairo (only in builds with plotting, GPK_CLI_PLOTS): heat maps of a grid and
-// histogram bar charts. Each returns a complete PNG file in memory.
+// Pictures for the gpk command, drawn on gpk's own canvas (raster.hpp) and written with libpng, so that
+// every build that has the command has them: heat maps of a grid and histogram bar charts. Each returns
+// a complete PNG file in memory.
 #pragma once
 
 #include <cstddef>
@@ -10,7 +11,9 @@
 namespace gpkcli {
 
 // The grid (rows × cols doubles, row-major) coloured from its minimum to its maximum, with a colour bar
-// and its temperature scale, under `title`.
+// and its temperature scale, under `title`. The map's top-left corner is at pixel (70, 60); a cell is
+// a square of whole pixels up to a 640-pixel map, larger grids are scaled down (each pixel the mean of
+// the cells it covers).
 std::vector<uint8_t> draw_heat_map(const double *grid, size_t rows, size_t cols, const std::string &title);
 
 // One channel's counts and its name ("gray", "red", ...; the name picks the colour).

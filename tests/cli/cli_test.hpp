@@ -7,6 +7,8 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -81,6 +83,41 @@ inline std::vector<unsigned> random_values(size_t count, unsigned modulo, uint64
     return out;
 }
 
+// Histogram output taken apart.
+// The counts column `column` (0-based after bin,lower,upper) of CSV output.
+inline std::vector<uint64_t> csv_counts(const std::string &csv, size_t column) {
+    std::vector<uint64_t> counts;
+    std::vector<std::string> lines = lines_of(csv);
+    for (size_t k = 1; k < lines.size(); ++k) {
+        const char *p = lines[k].c_str();
+        for (size_t skip = 0; skip < column + 3; ++skip) p = std::strchr(p, ',') + 1;
+        counts.push_back(std::strtoull(p, nullptr, 10));
+    }
+    return counts;
+}
+
+// The "counts" array of the channel named `name` in JSON output.
+inline std::vector<uint64_t> json_counts(const std::string &json, const std::string &name) {
+    std::vector<uint64_t> counts;
+    size_t at = json.find("\"name\": \"" + name + "\"");
+    if (at == std::string::npos) return counts;
+    const char *p = json.c_str() + json.find("\"counts\": [", at) + 11;
+    while (*p != ']') {
+        char *end;
+        counts.push_back(std::strtoull(p, &end, 10));
+        p = end;
+        while (*p == ',' || *p == ' ') ++p;
+    }
+    return counts;
+}
+
+inline uint64_t json_uncounted(const std::string &json, const std::string &name) {
+    size_t at = json.find("\"name\": \"" + name + "\"");
+    size_t u = json.find("\"uncounted\": ", at);
+    return at == std::string::npos || u == std::string::npos
+               ? ~0ull
+               : std::strtoull(json.c_str() + u + 13, nullptr, 10);
+}
 template <class T> std::vector<T> read_raw(const std::string &path) {
     std::vector<T> out;
     FILE *f = std::fopen(path.c_str(), "rb");
@@ -99,5 +136,9 @@ void section_images();
 void section_histogram();
 void section_convolve();
 void section_bad_input();
+void section_plots();
+void section_npy();
+void section_npy_bad();
+void section_npy_large();
 
 } // namespace cli

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/resource.h>
 #include <string>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -26,6 +27,7 @@ struct Options {
     bool stderr_is_terminal = false;
     std::string interrupt_after; // send SIGINT once stdout contains this (and interrupt_delay_ms passed)
     int interrupt_delay_ms = 0;
+    size_t data_limit = 0; // RLIMIT_DATA of the program in bytes (heap and private writable mappings)
 };
 
 inline void close_fd(int &fd) {
@@ -46,6 +48,8 @@ inline bool drain(int fd, std::string &text) {
     dup2(out_fd, STDOUT_FILENO);
     dup2(err_fd, STDERR_FILENO);
     if (!opt.cwd.empty() && chdir(opt.cwd.c_str()) != 0) _exit(126);
+    rlimit data{rlim_t(opt.data_limit), rlim_t(opt.data_limit)};
+    if (opt.data_limit && setrlimit(RLIMIT_DATA, &data) != 0) _exit(126);
     std::vector<char *> args;
     for (const auto &a : argv) args.push_back(const_cast<char *>(a.c_str()));
     args.push_back(nullptr);

@@ -72,6 +72,10 @@ int main(int argc, char **argv) {
         {"histogram", cli::section_histogram},
         {"convolve", cli::section_convolve},
         {"bad_input", cli::section_bad_input},
+        {"plots", cli::section_plots},
+        {"npy", cli::section_npy},
+        {"npy_bad", cli::section_npy_bad},
+        {"npy_large", cli::section_npy_large},
     };
     cli::gpk_path() = std::filesystem::absolute(argv[1]).string();
     std::string base = std::filesystem::temp_directory_path().string() + "/gpk-cli-XXXXXX";

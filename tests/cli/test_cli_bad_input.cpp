@@ -48,7 +48,7 @@ void unreadable_files() {
     expect_failure({"histogram", tmp("missing.png")}, 1, {"missing.png", "cannot open", "No such file"});
     expect_failure({"histogram", scratch()}, 1, {scratch(), "is a directory"});
     expect_failure({"histogram", tmp("empty.png")}, 1, {"empty.png", "empty"});
-    expect_failure({"histogram", tmp("notimage.txt")}, 1, {"notimage.txt", "not a PNG or PGM"});
+    expect_failure({"histogram", tmp("notimage.txt")}, 1, {"notimage.txt", "not a PNG, PGM or .npy"});
     if (geteuid() != 0) { // root reads any file
         chmod(tmp("good.png").c_str(), 0);
         expect_failure({"histogram", tmp("good.png")}, 1, {"good.png", "cannot open", "Permission denied"});
