@@ -12,6 +12,8 @@ t0=$(date +%s)
 ninja -C $b cli/gpk tests/cli/test_cli > "$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; exit 1; }
 echo "build: $(( $(date +%s) - t0 )) s"
 g=$b/cli/gpk
+# An interpreter with NumPy to write the inputs (Debian/Ubuntu's own may lack it; the torch venv has it).
+PYN=$(for p in /usr/bin/python3 /opt/torch/.venv/bin/python3 python3; do $p -c 'import numpy' 2>/dev/null && { echo $p; break; }; done)
 rows=()
 row() { rows+=("$(printf '%-50s %s' "$1" "$2")"); }
 since() { echo "$(( ($(date +%s%N) - $1) / 1000000 )) ms"; } # milliseconds since a $(date +%s%N)
@@ -30,7 +32,7 @@ row "histogram --plot, cuda (rc)" "$?"
 
 # 1e9 random u32 below 1024, little- and big-endian, written in chunks by NumPy.
 d=$(mktemp -d /tmp/npy-big.XXXXXX)
-/usr/bin/python3 - "$d" > "$OUT/big.txt" 2>&1 <<'EOF'
+$PYN - "$d" > "$OUT/big.txt" 2>&1 <<'EOF'
 import sys, numpy as np
 d = sys.argv[1]; n = 10**9; chunk = 1 << 26
 rng = np.random.default_rng(1); counts = np.zeros(1024, dtype=np.int64)
@@ -59,7 +61,7 @@ rm -rf "$d"
 
 # Drawing cost: the same 4096^2 run with and without the heat map (conductivity 1: one iteration).
 d=$(mktemp -d /tmp/npy-map.XXXXXX)
-/usr/bin/python3 -c "
+$PYN -c "
 import numpy as np; i, j = np.mgrid[0:4096, 0:4096]
 np.save('$d/t.npy', np.sin(i / 300.0) * np.cos(j / 200.0) * 100); np.save('$d/c.npy', np.ones((4096, 4096)))"
 for o in "" "-o map.png" "--save final.npy"; do
