@@ -8,6 +8,7 @@ Each becomes a `Buffer`: a data pointer, a shape, byte strides, a NumPy dtype, t
 producer named. Device data is passed to the library in place; nothing is copied.
 """
 import ctypes
+import os
 import sys
 from ctypes import POINTER, Structure, c_int32, c_int64, c_uint8, c_uint16, c_uint32, c_uint64, c_void_p
 
@@ -292,12 +293,31 @@ def contiguous_copy(buf, what, reason):
     return from_numpy(host_copy(buf.obj, buf.dtype, what), what)
 
 
+def _physical_memory():
+    """The machine's memory in bytes (None where the system does not say)."""
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def _refuse_beyond_memory(shape, dtype, what):
+    """Raises gpk.OutOfMemoryError for a host array larger than the machine's memory. Where the kernel
+    overcommits, NumPy's allocation of such an array succeeds and filling it ends in the OOM killer (seen on a
+    128 GiB VM), so the size is checked before trying."""
+    nbytes, memory = _bytes(shape, dtype), _physical_memory()
+    if memory is not None and nbytes > memory:
+        raise OutOfMemoryError(f"{what} of shape {tuple(shape)} would take {nbytes} bytes; this machine has "
+                               f"{memory} bytes of memory")
+
+
 def host_copy(a, dtype, what):
     """numpy.ascontiguousarray(a, dtype), with a failing allocation as gpk.OutOfMemoryError."""
+    shape = np.shape(a)
+    _refuse_beyond_memory(shape, dtype, f"{what}: a contiguous copy")
     try:
         return np.ascontiguousarray(a, dtype=dtype)
     except MemoryError:
-        shape = np.shape(a)
         raise OutOfMemoryError(f"{what}: a contiguous copy of shape {shape} ({_bytes(shape, dtype)} bytes) cannot "
                                "be allocated") from None
 
@@ -367,6 +387,7 @@ def allocate_like(src, shape, dtype, what="output"):
 
 
 def empty_host(shape, dtype, what="output"):
+    _refuse_beyond_memory(shape, dtype, f"the {what}")
     try:
         return np.empty(shape, dtype)
     except (MemoryError, ValueError) as e:

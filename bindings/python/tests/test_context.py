@@ -116,14 +116,19 @@ def test_one_thread_at_a_time(rng):
 def test_gil_released_two_threads(rng):
     """Two threads, each with its own single-threaded context: their calls are in flight at the same time,
     which cannot happen if a call held the GIL; results equal those of one thread."""
-    img = rng.standard_normal((1500, 1500)).astype(np.float32)
     flt = gpk.Filter.separable(np.ones(41) / 41, np.ones(41) / 41)
     contexts = [gpk.Context(backend="cpu", threads=1) for _ in range(2)]
-    want = gpk.convolve(img, flt, context=contexts[0])
-    start = time.perf_counter()
-    gpk.convolve(img, flt, context=contexts[0])
-    one_call = time.perf_counter() - start
-    assert one_call > 0.02, f"the call takes {one_call:.4f} s: too short to see overlap"
+    # An image large enough that one call takes 50 ms or more on this machine, so that overlap shows.
+    rows = 1500
+    while True:
+        img = rng.standard_normal((rows, 1500)).astype(np.float32)
+        start = time.perf_counter()
+        want = gpk.convolve(img, flt, context=contexts[0])
+        one_call = time.perf_counter() - start
+        if one_call > 0.05 or rows >= 1500 * 64:
+            break
+        rows *= 2
+    assert one_call > 0.02, f"the call takes {one_call:.4f} s even on {rows} rows: too short to see overlap"
     barrier = threading.Barrier(2)
     spans = [[], []]
     outputs = [None, None]
