@@ -1,4 +1,4 @@
-#include "cpu/cpu_backend.hpp"
+#include "engine/cpu_api.hpp"
 
 #include "cpu/kernels.hpp"
 

@@ -1,7 +1,7 @@
 // The CPU backend's operations; each runs on the context's thread pool.
 #pragma once
 
-#include "cpu/thread_pool.hpp"
+#include "engine/thread_pool.hpp"
 #include "engine/jobs.hpp"
 
 namespace gpk::cpu {
