@@ -9,7 +9,7 @@ class CpuBackend final : public Backend {
 public:
     explicit CpuBackend(unsigned threads) : pool_(threads) {}
     gpk_backend kind() const override { return GPK_BACKEND_CPU; }
-    void heat_run(const HeatJob &job) override { cpu::heat_run(pool_, job); }
+    void heat_run(const HeatJob &job) override { cpu::heat_run(pool_, workspace_, job); }
     void histogram(const HistogramJob &job) override { cpu::histogram(pool_, job); }
     void convolve(const ConvolveJob &job) override { cpu::convolve(pool_, job); }
     void set_stream(void *) override {}
@@ -17,6 +17,7 @@ public:
 
 private:
     ThreadPool pool_;
+    Workspace workspace_;
 };
 
 } // namespace
