@@ -4,6 +4,7 @@
 // phase i % channels.
 #include "cpu/convolve_rows.hpp"
 #include "cpu/convolve_simd.hpp"
+#include "cpu/isa.hpp"
 
 #include "common/semantics.hpp"
 
@@ -297,28 +298,42 @@ template <class A> GPK_INLINE void min_max_impl(const A *acc, size_t n, unsigned
     }
 }
 
+#define GPK_FINISH_VARIANTS(A)                                                                               \
+    GPK_ISA_VARIANTS(void, finish, (const A *acc, uint8_t *out, size_t n, const RowFinish &f),               \
+                     finish_impl(acc, out, n, f))                                                            \
+    GPK_ISA_VARIANTS(void, finish, (const A *acc, uint16_t *out, size_t n, const RowFinish &f),              \
+                     finish_impl(acc, out, n, f))                                                            \
+    GPK_ISA_VARIANTS(void, finish, (const A *acc, float *out, size_t n, const RowFinish &f),                 \
+                     finish_impl(acc, out, n, f))                                                            \
+    GPK_ISA_VARIANTS(void, finish, (const A *acc, double *out, size_t n, const RowFinish &f),                \
+                     finish_impl(acc, out, n, f))                                                            \
+    GPK_ISA_VARIANTS(void, min_max, (const A *acc, size_t n, unsigned channels, A *lo, A *hi),               \
+                     min_max_impl(acc, n, channels, lo, hi))
+GPK_FINISH_VARIANTS(float)
+GPK_FINISH_VARIANTS(double)
+GPK_FINISH_VARIANTS(int32_t)
+GPK_FINISH_VARIANTS(int64_t)
+#undef GPK_FINISH_VARIANTS
+
 } // namespace
 
+#define GPK_FINISH_OUT(A, Out)                                                                               \
+    void finish_row(const A *acc, Out *out, size_t n, const RowFinish &f) {                                  \
+        GPK_ISA_CALL(finish, acc, out, n, f)                                                                 \
+    }
 #define GPK_FINISH(A)                                                                                        \
-    GPK_CLONES void finish_row(const A *acc, uint8_t *out, size_t n, const RowFinish &f) {                   \
-        finish_impl(acc, out, n, f);                                                                         \
-    }                                                                                                        \
-    GPK_CLONES void finish_row(const A *acc, uint16_t *out, size_t n, const RowFinish &f) {                  \
-        finish_impl(acc, out, n, f);                                                                         \
-    }                                                                                                        \
-    GPK_CLONES void finish_row(const A *acc, float *out, size_t n, const RowFinish &f) {                     \
-        finish_impl(acc, out, n, f);                                                                         \
-    }                                                                                                        \
-    GPK_CLONES void finish_row(const A *acc, double *out, size_t n, const RowFinish &f) {                    \
-        finish_impl(acc, out, n, f);                                                                         \
-    }                                                                                                        \
-    GPK_CLONES void row_min_max(const A *acc, size_t n, unsigned channels, A *lo, A *hi) {                   \
-        min_max_impl(acc, n, channels, lo, hi);                                                              \
+    GPK_FINISH_OUT(A, uint8_t)                                                                               \
+    GPK_FINISH_OUT(A, uint16_t)                                                                              \
+    GPK_FINISH_OUT(A, float)                                                                                 \
+    GPK_FINISH_OUT(A, double)                                                                                \
+    void row_min_max(const A *acc, size_t n, unsigned channels, A *lo, A *hi) {                              \
+        GPK_ISA_CALL(min_max, acc, n, channels, lo, hi)                                                      \
     }
 GPK_FINISH(float)
 GPK_FINISH(double)
 GPK_FINISH(int32_t)
 GPK_FINISH(int64_t)
 #undef GPK_FINISH
+#undef GPK_FINISH_OUT
 
 } // namespace gpk::cpu::conv

@@ -1,6 +1,7 @@
 // Row kernels of the CPU convolution: converting samples to the accumulation type, the tap loop, and
 // turning accumulated rows into output samples. Each is compiled for AVX-512, AVX2 and baseline x86-64
-// and picked at load time, so the library runs on any x86-64 and uses the widest vectors it finds.
+// and picked at every call (cpu/isa.hpp), so the library runs on any x86-64, uses the widest vectors it
+// finds, and tests can run every variant (GPK_TEST_CPU_ISA).
 #pragma once
 
 #include "gpk.h"

@@ -4,12 +4,11 @@
 
 #include <cstring>
 
-// Each entry point is cloned per instruction set and chosen once at load time (an ifunc); the bodies are
-// always-inline templates so that every clone vectorises them with its own vector width.
-#define GPK_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+// Each entry point is compiled per instruction set (GPK_ISA_VARIANTS, cpu/isa.hpp) and chosen at every
+// call; the bodies are always-inline templates so that every variant vectorises them with its own width.
 #define GPK_INLINE inline __attribute__((always_inline))
 // Lambdas that take or return vectors are inlined too: out of line (at -O0) they would be compiled for the
-// baseline ISA and pass 64-byte vectors differently from the clone that calls them.
+// baseline ISA and pass 64-byte vectors differently from the variant that calls them.
 #define GPK_LAMBDA_INLINE __attribute__((always_inline))
 
 // The vector helpers are always inlined, so no 64-byte vector crosses a call boundary and the ABI note

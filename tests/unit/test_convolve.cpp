@@ -1,6 +1,7 @@
 // gpk_convolve on the CPU backend against the naive reference of tests/common/convolve_reference.hpp
 // (written from SPEC §3 and NOTES.md: per pixel and per tap, in __int128 or long double).
 #include "convolve_reference.hpp"
+#include "cpu_isa.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -520,16 +521,18 @@ void test_beyond_2_32(gpk_context *ctx) {
 int main() {
     test_named_taps();
     Context ctx(0);
-    test_matrix(ctx.ctx);
-    test_large_filters(ctx.ctx);
-    test_exact_limits(ctx.ctx);
-    test_laplacian_exercise(ctx.ctx);
-    test_smoothing_exercise(ctx.ctx);
-    test_in_place_rows(ctx.ctx);
-    test_column_strips(ctx.ctx);
+    for_each_cpu_isa([&](const std::string &) { // every variant of the row kernels
+        test_matrix(ctx.ctx);
+        test_large_filters(ctx.ctx);
+        test_exact_limits(ctx.ctx);
+        test_laplacian_exercise(ctx.ctx);
+        test_smoothing_exercise(ctx.ctx);
+        test_in_place_rows(ctx.ctx);
+        test_column_strips(ctx.ctx);
+        test_nan(ctx.ctx);
+        test_rounding(ctx.ctx);
+    });
     test_large_image(ctx.ctx);
-    test_nan(ctx.ctx);
-    test_rounding(ctx.ctx);
     test_thread_independence();
     test_beyond_2_32(ctx.ctx);
     return check::finish("test_convolve");

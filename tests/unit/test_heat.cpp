@@ -3,6 +3,7 @@
 #include "capped_memory.hpp"
 #include "check.hpp"
 #include "cpu_context.hpp"
+#include "cpu_isa.hpp"
 #include "gpk.h"
 
 #include <cmath>
@@ -511,6 +512,25 @@ void test_without_tfinal() {
     gpk_context_destroy(ctx);
 }
 
+// GPK_TEST_CPU_ISA takes avx512, avx2 or baseline; anything else fails the call, naming the knob.
+void test_isa_knob(gpk_context *ctx) {
+    const char *saved = std::getenv("GPK_TEST_CPU_ISA");
+    const std::string kept = saved ? saved : "";
+    std::vector<double> t(12, 1.0), c(12, 0.5);
+    for (const char *bad : {"avx", "AVX2", "avx512 ", "sse2"}) {
+        setenv("GPK_TEST_CPU_ISA", bad, 1);
+        GpkRun r = gpk_heat(ctx, t, c, 3, 4, 2, 0.0, 0);
+        CHECK_MSG(r.status == GPK_ERR_INVALID_ARGUMENT &&
+                      r.message.find("GPK_TEST_CPU_ISA is \"" + std::string(bad) + "\"") != std::string::npos,
+                  std::string(bad) + ": " + r.message);
+    }
+    if (saved)
+        setenv("GPK_TEST_CPU_ISA", kept.c_str(), 1);
+    else
+        unsetenv("GPK_TEST_CPU_ISA");
+    CHECK(gpk_heat(ctx, t, c, 3, 4, 2, 0.0, 0).status == GPK_OK);
+}
+
 // With the address space capped a little above what the process uses, the grids cannot be allocated:
 // GPK_ERR_OUT_OF_MEMORY naming at least the bytes of the two grids, and tfinal untouched.
 void test_out_of_memory(gpk_context *ctx) {
@@ -541,10 +561,13 @@ void test_out_of_memory(gpk_context *ctx) {
 
 int main() {
     gpk_context *ctx = make_context(0);
-    test_random_grids(ctx);
-    test_thread_counts();
+    for_each_cpu_isa([&](const std::string &) { // every variant of the row kernel
+        test_random_grids(ctx);
+        test_thread_counts();
+        test_progress_and_cancel(ctx, 301, 409); // several threads, stops inside a pass
+    });
+    test_isa_knob(ctx);
     test_progress_and_cancel(ctx, 9, 11);
-    test_progress_and_cancel(ctx, 301, 409); // several threads, stops inside a pass
     test_invalid_data(ctx);
     test_invalid_data_in_bands();
     test_without_tfinal();
