@@ -10,7 +10,6 @@
 
 #include <cmath>
 #include <cstdint>
-#include <emmintrin.h>
 #include <limits>
 #include <type_traits>
 
@@ -48,17 +47,6 @@ template <class Out> GPK_INLINE Out exact_to_output(long long v) {
     } else {
         constexpr long long hi = std::numeric_limits<Out>::max();
         return Out(v < 0 ? 0 : (v > hi ? hi : v));
-    }
-}
-
-// Writes the bytes of v to 16-byte aligned dst with non-temporal stores (SSE2, so in every clone): an image
-// far larger than the caches then goes to memory without first being read into them.
-template <class T> GPK_INLINE void stream_store(void *dst, const T &v) {
-    static_assert(sizeof(T) % 16 == 0, "whole 16-byte stores");
-    for (size_t k = 0; k < sizeof(T); k += 16) {
-        __m128i part;
-        std::memcpy(&part, reinterpret_cast<const char *>(&v) + k, 16);
-        _mm_stream_si128(reinterpret_cast<__m128i *>(static_cast<char *>(dst) + k), part);
     }
 }
 
@@ -108,7 +96,8 @@ GPK_INLINE void map_to_output(const A *acc, Out *out, size_t n, unsigned channel
     if constexpr (sizeof(Narrow) % 16 == 0) {
         if (stream && reinterpret_cast<uintptr_t>(out) % sizeof(Out) == 0) {
             while (i < n && reinterpret_cast<uintptr_t>(out + i) % 16 != 0) scalar();
-            for (; i + L <= n; advance()) stream_store(out + i, convert(transform(load<V>(acc + i), phase)));
+            for (; i + L <= n; advance())
+                simd::stream_store(out + i, convert(transform(load<V>(acc + i), phase)));
             _mm_sfence(); // order the streamed stores before whatever signals that the row is done
         }
     }

@@ -27,7 +27,12 @@ GPK_INLINE void correlate_impl(const A *const *lines, const A *taps, int kh, int
     using V = typename Vector<A>::type;
     constexpr size_t L = sizeof(V) / sizeof(A);
     static_assert(kBlockBytes % (kVectors * sizeof(V)) == 0, "whole blocks cover a padded row");
+    const size_t ahead_bytes = kVectors * L * span.ahead_sample_bytes;
     for (size_t i = span.begin; i < span.end; i += kVectors * L) {
+        for (const char *row : span.ahead)
+            if (row)
+                for (size_t b = 0; b < ahead_bytes; b += 64)
+                    __builtin_prefetch(row + i * span.ahead_sample_bytes + b);
         V acc[kRows][kVectors];
 #pragma GCC unroll 8
         for (int r = 0; r < kRows; ++r)
@@ -51,11 +56,19 @@ GPK_INLINE void correlate_impl(const A *const *lines, const A *taps, int kh, int
                 }
             }
         }
+        if (span.stream) {
 #pragma GCC unroll 8
-        for (int r = 0; r < kRows; ++r)
+            for (int r = 0; r < kRows; ++r)
 #pragma GCC unroll 8
-            for (int v = 0; v < kVectors; ++v) store(out[r] + i + v * L, acc[r][v]);
+                for (int v = 0; v < kVectors; ++v) simd::stream_store(out[r] + i + v * L, acc[r][v]);
+        } else {
+#pragma GCC unroll 8
+            for (int r = 0; r < kRows; ++r)
+#pragma GCC unroll 8
+                for (int v = 0; v < kVectors; ++v) store(out[r] + i + v * L, acc[r][v]);
+        }
     }
+    if (span.stream) _mm_sfence(); // order the streamed rows before whatever says they are done
 }
 
 template <class A>

@@ -41,9 +41,17 @@ void convert_samples(const uint16_t *src, int64_t *dst, size_t n);
 constexpr int kMaxRowsPerPass = 2;
 
 // The outputs a tap pass computes and where its lines start: samples [begin, end) of each output row (block
-// multiples: end may be padded_length(n)), reading lines[l][i - origin + b * step] for output i.
+// multiples: end may be padded_length(n)), reading lines[l][i - origin + b * step] for output i. With
+// `stream`, the output rows are 16-byte aligned and written with non-temporal stores (they are the image's
+// own rows, too large to stay in the caches).
+// `ahead` names up to two input rows that a later pass will read (null: none), with the bytes of one
+// sample: the block of them at output i's sample is prefetched while block i is computed, so that they are
+// in the caches when their turn comes (the hardware's prefetchers fell behind here).
 struct Span {
     size_t begin = 0, end = 0, origin = 0;
+    bool stream = false;
+    const char *ahead[2] = {nullptr, nullptr};
+    size_t ahead_sample_bytes = 0;
 };
 
 // For each r < rows (1 or 2) and i in span: out[r][i] = sum over a < kh, b < kw of
