@@ -17,6 +17,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <emmintrin.h>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,8 @@ constexpr size_t kParallelCells = size_t(1) << 16;
 constexpr unsigned kMaxPassIterations = 4;
 // Bytes of rows a thread may keep hot during a pass (rings, input window, conductivities).
 constexpr size_t kPassCacheBytes = size_t(4) << 20;
+// Grids at least this large are copied to tfinal past the caches.
+constexpr size_t kStreamBytes = size_t(32) << 20;
 
 // Updates one interior row: out[0..m-1] (columns 1..m) from the rows above, at and below (padded rows,
 // column 0 and m+1 are the wrapped halo). With `wrap`, out is a padded row too and its own halo columns
@@ -73,19 +76,47 @@ struct RowStats {
     double min, max, sum;
 };
 
-// Sum in four fixed lanes combined in a fixed order: fast, and the same whatever the thread count.
-RowStats row_stats(const double *row, size_t m) {
+// Sum in four fixed lanes combined in a fixed order: fast, and the same whatever the thread count or
+// instruction set. The values are finite (checked inputs, convex combinations of them), so the minimum and
+// maximum do not depend on the order they are taken in: eight lanes of each, which vectorise.
+inline __attribute__((always_inline)) RowStats row_stats_impl(const double *row, size_t m) {
     double lane[4] = {0, 0, 0, 0};
-    double mn = row[0], mx = row[0];
     size_t c = 0;
     for (; c + 4 <= m; c += 4)
         for (int k = 0; k < 4; ++k) lane[k] += row[c + k];
     for (; c < m; ++c) lane[0] += row[c];
-    for (c = 0; c < m; ++c) {
-        mn = row[c] < mn ? row[c] : mn;
-        mx = row[c] > mx ? row[c] : mx;
+    double lo[8], hi[8];
+    for (int k = 0; k < 8; ++k) lo[k] = hi[k] = row[0];
+    for (c = 0; c + 8 <= m; c += 8)
+        for (int k = 0; k < 8; ++k) {
+            lo[k] = row[c + k] < lo[k] ? row[c + k] : lo[k];
+            hi[k] = row[c + k] > hi[k] ? row[c + k] : hi[k];
+        }
+    for (; c < m; ++c) {
+        lo[0] = row[c] < lo[0] ? row[c] : lo[0];
+        hi[0] = row[c] > hi[0] ? row[c] : hi[0];
     }
-    return {mn, mx, (lane[0] + lane[1]) + (lane[2] + lane[3])};
+    for (int k = 1; k < 8; ++k) {
+        lo[0] = lo[k] < lo[0] ? lo[k] : lo[0];
+        hi[0] = hi[k] > hi[0] ? hi[k] : hi[0];
+    }
+    return {lo[0], hi[0], (lane[0] + lane[1]) + (lane[2] + lane[3])};
+}
+
+GPK_ISA_VARIANTS(RowStats, row_stats, (const double *row, size_t m), row_stats_impl(row, m))
+
+RowStats row_stats(const double *row, size_t m){GPK_ISA_CALL(row_stats, row, m)}
+
+// The input checks of one row, for each instruction set (vectorised from AVX2 on).
+GPK_ISA_VARIANTS(size_t, bad_temperature_in, (const double *row, size_t m),
+                 first_bad(row, m, BadTemperature{}))
+    GPK_ISA_VARIANTS(size_t, bad_conductivity_in, (const double *row, size_t m),
+                     first_bad(row, m, BadConductivity{}))
+
+        size_t bad_temperature_in(const double *row, size_t m){GPK_ISA_CALL(bad_temperature_in, row, m)}
+
+size_t bad_conductivity_in(const double *row, size_t m) {
+    GPK_ISA_CALL(bad_conductivity_in, row, m)
 }
 
 // A padded grid row from m values: the interior, then the wrapped halo columns.
@@ -93,6 +124,21 @@ void load_padded_row(double *out, const double *values, size_t m) {
     std::memcpy(out + 1, values, m * sizeof(double));
     out[0] = out[m];
     out[m + 1] = out[1];
+}
+
+// Copies n doubles; with `stream`, past the caches (non-temporal stores where dst is 16-byte aligned), so
+// that a grid far larger than them is not first read in to be overwritten.
+void copy_row(double *dst, const double *src, size_t n, bool stream) {
+    size_t i = 0;
+    if (stream && reinterpret_cast<uintptr_t>(dst) % 16 == 0) {
+        for (; i + 2 <= n; i += 2) {
+            __m128i v;
+            std::memcpy(&v, src + i, 16);
+            _mm_stream_si128(reinterpret_cast<__m128i *>(dst + i), v);
+        }
+        _mm_sfence();
+    }
+    std::memcpy(dst + i, src + i, (n - i) * sizeof(double));
 }
 
 // What one pass does besides advancing the grid.
@@ -223,7 +269,7 @@ void HeatSolver::band_pass(unsigned part, const PassMode &mode) {
     auto load_tinit_row = [&](size_t j) {
         const double *values = job_.tinit + (j - 1) * m_;
         if (mode.check_inputs && check.temperature == SIZE_MAX)
-            if (size_t k = first_bad_temperature(values, m_); k < m_) check.temperature = (j - 1) * m_ + k;
+            if (size_t k = bad_temperature_in(values, m_); k < m_) check.temperature = (j - 1) * m_ + k;
         load_padded_row(ring + (j % 3) * pitch_, values, m_);
     };
     if (mode.from_tinit && loaded >= 1) load_tinit_row(loaded);
@@ -236,7 +282,7 @@ void HeatSolver::band_pass(unsigned part, const PassMode &mode) {
             if (s == 1 && mode.from_tinit) {
                 for (; loaded < std::min(j + 1, n_); ++loaded) load_tinit_row(loaded + 1);
                 if (mode.check_inputs && check.conductivity == SIZE_MAX)
-                    if (size_t k = first_bad_conductivity(cond, m_); k < m_)
+                    if (size_t k = bad_conductivity_in(cond, m_); k < m_)
                         check.conductivity = (j - 1) * m_ + k;
             }
             const bool last = s == iterations;
@@ -279,11 +325,12 @@ void HeatSolver::check_results() const {
 // sweep.
 void HeatSolver::finish_from(const double *grid, bool stats, bool copy) {
     if (!stats && !copy) return;
+    const bool stream = n_ * m_ * sizeof(double) >= kStreamBytes;
     auto rows = [&](size_t begin, size_t end) {
         for (size_t i = begin; i < end; ++i) {
             const double *row = grid + (i + 1) * pitch_ + 1;
             if (stats) row_stats_[i] = row_stats(row, m_);
-            if (copy) std::memcpy(job_.tfinal + i * m_, row, m_ * sizeof(double));
+            if (copy) copy_row(job_.tfinal + i * m_, row, m_, stream);
         }
     };
     if (parts_ > 1)
