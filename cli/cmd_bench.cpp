@@ -144,6 +144,25 @@ std::vector<BenchCase> make_cases(gpk_context *ctx, BenchData &d) {
     };
 }
 
+// A heat call's cost outside its iterations: calls of two lengths (whole passes of 4 iterations on either
+// backend) timed like the cases, fitted to fixed + iterations * per_iteration.
+struct HeatFit {
+    size_t short_run, long_run;
+    double short_time = 0, long_time = 0, per_iteration = 0, fixed = 0;
+};
+
+HeatFit fit_heat(gpk_context *ctx, BenchData &d, size_t runs, size_t long_run) {
+    HeatFit f{long_run / 6 / 4 * 4 + 4, long_run};
+    for (size_t *len : {&f.short_run, &f.long_run}) {
+        BenchCase c{"", 0, 0, 0, "", [&, len] { heat_case(ctx, d, *len); }};
+        time_case(c, runs);
+        (len == &f.short_run ? f.short_time : f.long_time) = c.median;
+    }
+    f.per_iteration = (f.long_time - f.short_time) / double(f.long_run - f.short_run);
+    f.fixed = f.short_time - double(f.short_run) * f.per_iteration;
+    return f;
+}
+
 void print_table(const std::vector<BenchCase> &cases, gpk_backend backend, size_t runs) {
     std::printf("gpk %s bench on the %s backend: median of %zu runs after a warm-up, data in host memory\n",
                 gpk_version_string(), gpk_backend_name(backend), runs);
@@ -155,7 +174,14 @@ void print_table(const std::vector<BenchCase> &cases, gpk_backend backend, size_
     }
 }
 
-void print_json(const std::vector<BenchCase> &cases, gpk_backend backend, size_t runs) {
+void print_heat_fit(const HeatFit &f, size_t side) {
+    std::printf(
+        "heat %zux%zu, maxiter %zu and %zu fitted: a call costs %.3f ms + %.3f ms per iteration (the fixed "
+        "part is %.2f iterations)\n",
+        side, side, f.short_run, f.long_run, f.fixed * 1e3, f.per_iteration * 1e3, f.fixed / f.per_iteration);
+}
+
+void print_json(const std::vector<BenchCase> &cases, const HeatFit &fit, gpk_backend backend, size_t runs) {
     std::printf("{\n  \"version\": \"%s\",\n  \"backend\": \"%s\",\n  \"runs\": %zu,\n  \"cases\": [",
                 gpk_version_string(), gpk_backend_name(backend), runs);
     for (size_t i = 0; i < cases.size(); ++i) {
@@ -166,7 +192,10 @@ void print_json(const std::vector<BenchCase> &cases, gpk_backend backend, size_t
             i ? "," : "", json_string(c.name).c_str(), c.width, c.height, json_number(c.median).c_str(),
             json_number(c.best).c_str(), json_number(c.work / c.median).c_str(), c.unit);
     }
-    std::printf("\n  ]\n}\n");
+    std::printf("\n  ],\n  \"heat_fit\": {\"short_maxiter\": %zu, \"long_maxiter\": %zu, \"fixed_s\": %s, "
+                "\"per_iteration_s\": %s}\n}\n",
+                fit.short_run, fit.long_run, json_number(fit.fixed).c_str(),
+                json_number(fit.per_iteration).c_str());
 }
 
 } // namespace
@@ -190,10 +219,13 @@ int run_bench(const Args &args) {
     BenchData data = make_data(side);
     std::vector<BenchCase> cases = make_cases(ctx.get(), data);
     for (auto &c : cases) time_case(c, runs);
-    if (p.has("json"))
-        print_json(cases, backend, runs);
-    else
+    const HeatFit fit = fit_heat(ctx.get(), data, runs, backend == GPK_BACKEND_CUDA ? 1000 : 48);
+    if (p.has("json")) {
+        print_json(cases, fit, backend, runs);
+    } else {
         print_table(cases, backend, runs);
+        print_heat_fit(fit, data.heat_side);
+    }
     return kExitOk;
 }
 

@@ -16,6 +16,7 @@
 #include <numeric>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace gpk::cpu {
@@ -147,8 +148,19 @@ void for_each_unit(ThreadPool &pool, const Tiling &t, MakeState &&make_state, Bo
     });
 }
 
+// True when output samples are the accumulated values themselves: the output has type A and no
+// normalisation (integer values held in a float A are stored as they are too). The tap loop then writes
+// the output rows directly.
+template <class A> bool output_is_accumulator(const ConvolveJob &job) {
+    const bool same = (std::is_same_v<A, float> && job.out.dtype == GPK_F32) ||
+                      (std::is_same_v<A, double> && job.out.dtype == GPK_F64);
+    return same && job.normalize == GPK_NORMALIZE_NONE;
+}
+
 template <class A> void convolve_direct(ThreadPool &pool, const Plan<A> &p, const conv::RowFinish &f) {
     const Tiling t = tiling(p);
+    const ConvolveJob &job = *p.job;
+    const bool direct = output_is_accumulator<A>(job);
     struct State {
         BandScratch<A> scratch;
         HostArray<A> acc;
@@ -162,10 +174,29 @@ template <class A> void convolve_direct(ThreadPool &pool, const Plan<A> &p, cons
         },
         [&](State &s, size_t y0, size_t y1, size_t x0, size_t n) {
             s.scratch.set(p, x0, n);
+            // Whole blocks of the row go straight to the output; a last, partial one is finished from the
+            // scratch row.
+            const size_t direct_end = direct ? n / conv::block_elems<A>() * conv::block_elems<A>() : 0;
             conv::filter_band(
                 p, s.scratch, y0, y1,
-                [&](size_t y) { return s.acc.get() + y % conv::kMaxRowsPerPass * t.padded; },
-                [&](size_t y, const A *row) { finish_output_samples(*p.job, row, y, x0, n, f); });
+                [&](size_t y) {
+                    conv::RowTarget<A> target;
+                    target.scratch = s.acc.get() + y % conv::kMaxRowsPerPass * t.padded;
+                    if (direct_end > 0) {
+                        target.direct =
+                            reinterpret_cast<A *>(static_cast<char *>(job.out_data) + y * job.out.stride) +
+                            x0;
+                        target.direct_end = direct_end;
+                        target.stream =
+                            f.stream_output && reinterpret_cast<uintptr_t>(target.direct) % 16 == 0;
+                    }
+                    return target;
+                },
+                [&](size_t y, const conv::RowTarget<A> &target) {
+                    const size_t done = target.direct_end;
+                    if (done < n)
+                        finish_output_samples(job, target.scratch + done, y, x0 + done, n - done, f);
+                });
         });
 }
 
@@ -200,8 +231,15 @@ template <class A> void convolve_minmax(ThreadPool &pool, const Plan<A> &p, conv
             s.set(p, x0, n);
             ChannelRange<A> band;
             conv::filter_band(
-                p, s, y0, y1, [&](size_t y) { return filtered.get() + y * pitch + x0; },
-                [&](size_t, const A *row) { conv::row_min_max(row, n, p.channels, band.lo, band.hi); });
+                p, s, y0, y1,
+                [&](size_t y) {
+                    conv::RowTarget<A> target;
+                    target.scratch = filtered.get() + y * pitch + x0;
+                    return target;
+                },
+                [&](size_t, const conv::RowTarget<A> &target) {
+                    conv::row_min_max(target.scratch, n, p.channels, band.lo, band.hi);
+                });
             std::lock_guard<std::mutex> lock(range_mutex);
             range.widen(band, p.channels);
         });

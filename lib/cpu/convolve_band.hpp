@@ -271,37 +271,91 @@ template <class A> void load_window_row(const Plan<A> &p, BandScratch<A> &s, lon
     }
 }
 
+// Where the tap pass puts the values of one output row: samples [0, direct_end) straight into `direct`
+// (the output row itself, when it has type A and needs no finishing; direct_end a whole number of blocks
+// within the row), the rest into `scratch` (a padded row), at the same local index.
+template <class A> struct RowTarget {
+    A *direct = nullptr;
+    size_t direct_end = 0;
+    bool stream = false; // direct is 16-byte aligned and written with non-temporal stores
+    A *scratch = nullptr;
+};
+
+// Runs the tap pass over `span` for `rows` output rows, split where the targets' direct parts end.
+template <class A, class Correlate>
+void split_pass(const RowTarget<A> *targets, int rows, Span span, Correlate &&correlate_into) {
+    A *out[kMaxRowsPerPass];
+    const size_t cut = std::clamp(targets[0].direct_end, span.begin, span.end), end = span.end;
+    if (span.begin < cut) {
+        bool stream = true;
+        for (int r = 0; r < rows; ++r) out[r] = targets[r].direct, stream = stream && targets[r].stream;
+        span.end = cut;
+        span.stream = stream;
+        correlate_into(out, span);
+    }
+    if (cut < end) {
+        for (int r = 0; r < rows; ++r) out[r] = targets[r].scratch;
+        span.begin = cut;
+        span.end = end;
+        span.stream = false;
+        correlate_into(out, span);
+    }
+}
+
+// The input rows that the pass after the one for rows [y, y + rows) will load, for `span` to prefetch
+// (as bytes from the columns' first sample).
+template <class A> void look_ahead(const Plan<A> &p, const Columns &c, size_t y, int rows, Span &span) {
+    const size_t sample = gpk_dtype_size(p.job->in.dtype);
+    for (int k = 0; k < 2 && k < rows; ++k) {
+        const long long sy = border_index((long long)y + rows + k + p.rh, (long long)p.height, p.border);
+        span.ahead[k] = sy < 0 ? nullptr : input_row(p, size_t(sy)) + c.x0 * sample;
+    }
+    span.ahead_sample_bytes = sample;
+}
+
 // The window's tap pass for `rows` output rows starting at y (window positions y - rh onwards).
-template <class A> void window_pass(const Plan<A> &p, BandScratch<A> &s, size_t y, int rows, A *const *out) {
+template <class A>
+void window_pass(const Plan<A> &p, BandScratch<A> &s, size_t y, int rows, const RowTarget<A> *targets) {
     const Columns &c = s.columns;
     const size_t count = size_t(p.kh + rows - 1);
     auto slot_of = [&](size_t a) {
         return size_t(positive_mod((long long)y - p.rh + (long long)a, (long long)s.slots));
     };
+    Span ahead;
+    look_ahead(p, c, y, rows, ahead);
+    auto with_ahead = [&](Span span) {
+        std::copy(std::begin(ahead.ahead), std::end(ahead.ahead), std::begin(span.ahead));
+        span.ahead_sample_bytes = ahead.ahead_sample_bytes;
+        return span;
+    };
     if (p.separable) {
         for (size_t a = 0; a < count; ++a) s.window[a] = s.slot_filtered[slot_of(a)];
-        correlate(s.window.data(), p.window_taps.data(), p.kh, 1, 0, out, rows, Span{0, c.padded, 0});
+        split_pass(targets, rows, with_ahead(Span{0, c.padded, 0}), [&](A *const *out, Span span) {
+            correlate(s.window.data(), p.window_taps.data(), p.kh, 1, 0, out, rows, span);
+        });
         return;
     }
     for (const Segment &seg : c.segments) {
         for (size_t a = 0; a < count; ++a)
             s.window[a] = segment_line(c, s.slot_source[slot_of(a)], seg.source);
-        correlate(s.window.data(), p.window_taps.data(), p.kh, p.kw, p.channels, out, rows, seg.span);
+        split_pass(targets, rows, with_ahead(seg.span), [&](A *const *out, Span span) {
+            correlate(s.window.data(), p.window_taps.data(), p.kh, p.kw, p.channels, out, rows, span);
+        });
     }
 }
 
-// Filters rows [y0, y1) of the scratch's columns: target(y) gives the padded row that receives output row
-// y's accumulated values (local sample i for row sample columns.x0 + i), then done(y, row) is called.
+// Filters rows [y0, y1) of the scratch's columns: target(y) gives the RowTarget of output row y (local
+// sample i for row sample columns.x0 + i), then done(y, target) is called.
 template <class A, class Target, class Done>
 void filter_band(const Plan<A> &p, BandScratch<A> &s, size_t y0, size_t y1, Target &&target, Done &&done) {
     long long next = (long long)y0 - p.rh; // the next window position to load
     for (size_t y = y0; y < y1;) {
         const int rows = int(std::min<size_t>(kMaxRowsPerPass, y1 - y));
         for (; next <= (long long)y + rows - 1 + p.rh; ++next) load_window_row(p, s, next);
-        A *out[kMaxRowsPerPass];
-        for (int r = 0; r < rows; ++r) out[r] = target(y + size_t(r));
-        window_pass(p, s, y, rows, out);
-        for (int r = 0; r < rows; ++r) done(y + size_t(r), out[r]);
+        RowTarget<A> targets[kMaxRowsPerPass];
+        for (int r = 0; r < rows; ++r) targets[r] = target(y + size_t(r));
+        window_pass(p, s, y, rows, targets);
+        for (int r = 0; r < rows; ++r) done(y + size_t(r), targets[r]);
         y += size_t(rows);
     }
 }

@@ -4,12 +4,12 @@
 // phase i % channels.
 #include "cpu/convolve_rows.hpp"
 #include "cpu/convolve_simd.hpp"
+#include "cpu/isa.hpp"
 
 #include "common/semantics.hpp"
 
 #include <cmath>
 #include <cstdint>
-#include <emmintrin.h>
 #include <limits>
 #include <type_traits>
 
@@ -47,17 +47,6 @@ template <class Out> GPK_INLINE Out exact_to_output(long long v) {
     } else {
         constexpr long long hi = std::numeric_limits<Out>::max();
         return Out(v < 0 ? 0 : (v > hi ? hi : v));
-    }
-}
-
-// Writes the bytes of v to 16-byte aligned dst with non-temporal stores (SSE2, so in every clone): an image
-// far larger than the caches then goes to memory without first being read into them.
-template <class T> GPK_INLINE void stream_store(void *dst, const T &v) {
-    static_assert(sizeof(T) % 16 == 0, "whole 16-byte stores");
-    for (size_t k = 0; k < sizeof(T); k += 16) {
-        __m128i part;
-        std::memcpy(&part, reinterpret_cast<const char *>(&v) + k, 16);
-        _mm_stream_si128(reinterpret_cast<__m128i *>(static_cast<char *>(dst) + k), part);
     }
 }
 
@@ -107,7 +96,8 @@ GPK_INLINE void map_to_output(const A *acc, Out *out, size_t n, unsigned channel
     if constexpr (sizeof(Narrow) % 16 == 0) {
         if (stream && reinterpret_cast<uintptr_t>(out) % sizeof(Out) == 0) {
             while (i < n && reinterpret_cast<uintptr_t>(out + i) % 16 != 0) scalar();
-            for (; i + L <= n; advance()) stream_store(out + i, convert(transform(load<V>(acc + i), phase)));
+            for (; i + L <= n; advance())
+                simd::stream_store(out + i, convert(transform(load<V>(acc + i), phase)));
             _mm_sfence(); // order the streamed stores before whatever signals that the row is done
         }
     }
@@ -297,28 +287,42 @@ template <class A> GPK_INLINE void min_max_impl(const A *acc, size_t n, unsigned
     }
 }
 
+#define GPK_FINISH_VARIANTS(A)                                                                               \
+    GPK_ISA_VARIANTS(void, finish, (const A *acc, uint8_t *out, size_t n, const RowFinish &f),               \
+                     finish_impl(acc, out, n, f))                                                            \
+    GPK_ISA_VARIANTS(void, finish, (const A *acc, uint16_t *out, size_t n, const RowFinish &f),              \
+                     finish_impl(acc, out, n, f))                                                            \
+    GPK_ISA_VARIANTS(void, finish, (const A *acc, float *out, size_t n, const RowFinish &f),                 \
+                     finish_impl(acc, out, n, f))                                                            \
+    GPK_ISA_VARIANTS(void, finish, (const A *acc, double *out, size_t n, const RowFinish &f),                \
+                     finish_impl(acc, out, n, f))                                                            \
+    GPK_ISA_VARIANTS(void, min_max, (const A *acc, size_t n, unsigned channels, A *lo, A *hi),               \
+                     min_max_impl(acc, n, channels, lo, hi))
+GPK_FINISH_VARIANTS(float)
+GPK_FINISH_VARIANTS(double)
+GPK_FINISH_VARIANTS(int32_t)
+GPK_FINISH_VARIANTS(int64_t)
+#undef GPK_FINISH_VARIANTS
+
 } // namespace
 
+#define GPK_FINISH_OUT(A, Out)                                                                               \
+    void finish_row(const A *acc, Out *out, size_t n, const RowFinish &f) {                                  \
+        GPK_ISA_CALL(finish, acc, out, n, f)                                                                 \
+    }
 #define GPK_FINISH(A)                                                                                        \
-    GPK_CLONES void finish_row(const A *acc, uint8_t *out, size_t n, const RowFinish &f) {                   \
-        finish_impl(acc, out, n, f);                                                                         \
-    }                                                                                                        \
-    GPK_CLONES void finish_row(const A *acc, uint16_t *out, size_t n, const RowFinish &f) {                  \
-        finish_impl(acc, out, n, f);                                                                         \
-    }                                                                                                        \
-    GPK_CLONES void finish_row(const A *acc, float *out, size_t n, const RowFinish &f) {                     \
-        finish_impl(acc, out, n, f);                                                                         \
-    }                                                                                                        \
-    GPK_CLONES void finish_row(const A *acc, double *out, size_t n, const RowFinish &f) {                    \
-        finish_impl(acc, out, n, f);                                                                         \
-    }                                                                                                        \
-    GPK_CLONES void row_min_max(const A *acc, size_t n, unsigned channels, A *lo, A *hi) {                   \
-        min_max_impl(acc, n, channels, lo, hi);                                                              \
+    GPK_FINISH_OUT(A, uint8_t)                                                                               \
+    GPK_FINISH_OUT(A, uint16_t)                                                                              \
+    GPK_FINISH_OUT(A, float)                                                                                 \
+    GPK_FINISH_OUT(A, double)                                                                                \
+    void row_min_max(const A *acc, size_t n, unsigned channels, A *lo, A *hi) {                              \
+        GPK_ISA_CALL(min_max, acc, n, channels, lo, hi)                                                      \
     }
 GPK_FINISH(float)
 GPK_FINISH(double)
 GPK_FINISH(int32_t)
 GPK_FINISH(int64_t)
 #undef GPK_FINISH
+#undef GPK_FINISH_OUT
 
 } // namespace gpk::cpu::conv

@@ -1,5 +1,6 @@
 #include "cpu/convolve_rows.hpp"
 #include "cpu/convolve_simd.hpp"
+#include "cpu/isa.hpp"
 
 #include <cstddef>
 
@@ -26,7 +27,12 @@ GPK_INLINE void correlate_impl(const A *const *lines, const A *taps, int kh, int
     using V = typename Vector<A>::type;
     constexpr size_t L = sizeof(V) / sizeof(A);
     static_assert(kBlockBytes % (kVectors * sizeof(V)) == 0, "whole blocks cover a padded row");
+    const size_t ahead_bytes = kVectors * L * span.ahead_sample_bytes;
     for (size_t i = span.begin; i < span.end; i += kVectors * L) {
+        for (const char *row : span.ahead)
+            if (row)
+                for (size_t b = 0; b < ahead_bytes; b += 64)
+                    __builtin_prefetch(row + i * span.ahead_sample_bytes + b);
         V acc[kRows][kVectors];
 #pragma GCC unroll 8
         for (int r = 0; r < kRows; ++r)
@@ -50,15 +56,20 @@ GPK_INLINE void correlate_impl(const A *const *lines, const A *taps, int kh, int
                 }
             }
         }
+        if (span.stream) {
 #pragma GCC unroll 8
-        for (int r = 0; r < kRows; ++r)
+            for (int r = 0; r < kRows; ++r)
 #pragma GCC unroll 8
-            for (int v = 0; v < kVectors; ++v) store(out[r] + i + v * L, acc[r][v]);
+                for (int v = 0; v < kVectors; ++v) simd::stream_store(out[r] + i + v * L, acc[r][v]);
+        } else {
+#pragma GCC unroll 8
+            for (int r = 0; r < kRows; ++r)
+#pragma GCC unroll 8
+                for (int v = 0; v < kVectors; ++v) store(out[r] + i + v * L, acc[r][v]);
+        }
     }
+    if (span.stream) _mm_sfence(); // order the streamed rows before whatever says they are done
 }
-
-#define GPK_AVX512 __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma")))
-#define GPK_AVX2 __attribute__((target("avx2,fma")))
 
 template <class A>
 using CorrelateFn = void (*)(const A *const *, const A *, int, int, size_t, A *const *, Span);
@@ -66,14 +77,14 @@ using CorrelateFn = void (*)(const A *const *, const A *, int, int, size_t, A *c
 // Register budgets: 32 AVX-512 registers hold 2 x 8 sums; 16 AVX2 registers hold 2 x 2 (64-byte) sums;
 // 16 SSE2 registers hold 2 (64-byte) sums for one row.
 template <class A, int kRows>
-GPK_AVX512 void correlate_avx512(const A *const *lines, const A *taps, int kh, int kw, size_t step,
-                                 A *const *out, Span span) {
+GPK_TARGET_AVX512 void correlate_avx512(const A *const *lines, const A *taps, int kh, int kw, size_t step,
+                                        A *const *out, Span span) {
     correlate_impl<A, kRows, 8>(lines, taps, kh, kw, step, out, span);
 }
 
 template <class A, int kRows>
-GPK_AVX2 void correlate_avx2(const A *const *lines, const A *taps, int kh, int kw, size_t step, A *const *out,
-                             Span span) {
+GPK_TARGET_AVX2 void correlate_avx2(const A *const *lines, const A *taps, int kh, int kw, size_t step,
+                                    A *const *out, Span span) {
     correlate_impl<A, kRows, kRows == 1 ? 4 : 2>(lines, taps, kh, kw, step, out, span);
 }
 
@@ -83,30 +94,39 @@ void correlate_baseline(const A *const *lines, const A *taps, int kh, int kw, si
     for (int r = 0; r < kRows; ++r) correlate_impl<A, 1, 2>(lines + r, taps, kh, kw, step, out + r, span);
 }
 
-bool has_avx512() {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-           __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") &&
-           __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-}
-
-bool has_avx2() {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-}
-
-// The widest variant this CPU runs (each checks exactly the features its target attribute enables).
+// The variant for the active instruction set.
 template <class A, int kRows> CorrelateFn<A> pick_correlate() {
-    if (has_avx512()) return correlate_avx512<A, kRows>;
-    if (has_avx2()) return correlate_avx2<A, kRows>;
-    return correlate_baseline<A, kRows>;
+    switch (active_isa()) {
+    case Isa::avx512:
+        return correlate_avx512<A, kRows>;
+    case Isa::avx2:
+        return correlate_avx2<A, kRows>;
+    default:
+        return correlate_baseline<A, kRows>;
+    }
 }
+
+#define GPK_CONVERT_VARIANTS(In, A)                                                                          \
+    GPK_ISA_VARIANTS(void, convert, (const In *src, A *dst, size_t n), convert_impl(src, dst, n))
+GPK_CONVERT_VARIANTS(uint8_t, float)
+GPK_CONVERT_VARIANTS(uint16_t, float)
+GPK_CONVERT_VARIANTS(float, float)
+GPK_CONVERT_VARIANTS(double, float)
+GPK_CONVERT_VARIANTS(uint8_t, double)
+GPK_CONVERT_VARIANTS(uint16_t, double)
+GPK_CONVERT_VARIANTS(float, double)
+GPK_CONVERT_VARIANTS(double, double)
+GPK_CONVERT_VARIANTS(uint8_t, int32_t)
+GPK_CONVERT_VARIANTS(uint16_t, int32_t)
+GPK_CONVERT_VARIANTS(uint8_t, int64_t)
+GPK_CONVERT_VARIANTS(uint16_t, int64_t)
+#undef GPK_CONVERT_VARIANTS
 
 } // namespace
 
 #define GPK_CONVERT(In, A)                                                                                   \
-    GPK_CLONES void convert_samples(const In *src, A *dst, size_t n) {                                       \
-        convert_impl(src, dst, n);                                                                           \
+    void convert_samples(const In *src, A *dst, size_t n) {                                                  \
+        GPK_ISA_CALL(convert, src, dst, n)                                                                   \
     }
 GPK_CONVERT(uint8_t, float)
 GPK_CONVERT(uint16_t, float)
@@ -125,8 +145,7 @@ GPK_CONVERT(uint16_t, int64_t)
 #define GPK_CORRELATE(A)                                                                                     \
     void correlate(const A *const *lines, const A *taps, int kh, int kw, size_t step, A *const *out,         \
                    int rows, Span span) {                                                                    \
-        static const CorrelateFn<A> one = pick_correlate<A, 1>(), two = pick_correlate<A, 2>();              \
-        (rows == 2 ? two : one)(lines, taps, kh, kw, step, out, span);                                       \
+        (rows == 2 ? pick_correlate<A, 2>() : pick_correlate<A, 1>())(lines, taps, kh, kw, step, out, span); \
     }
 GPK_CORRELATE(float)
 GPK_CORRELATE(double)

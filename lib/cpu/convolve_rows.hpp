@@ -1,6 +1,7 @@
 // Row kernels of the CPU convolution: converting samples to the accumulation type, the tap loop, and
 // turning accumulated rows into output samples. Each is compiled for AVX-512, AVX2 and baseline x86-64
-// and picked at load time, so the library runs on any x86-64 and uses the widest vectors it finds.
+// and picked at every call (cpu/isa.hpp), so the library runs on any x86-64, uses the widest vectors it
+// finds, and tests can run every variant (GPK_TEST_CPU_ISA).
 #pragma once
 
 #include "gpk.h"
@@ -40,9 +41,17 @@ void convert_samples(const uint16_t *src, int64_t *dst, size_t n);
 constexpr int kMaxRowsPerPass = 2;
 
 // The outputs a tap pass computes and where its lines start: samples [begin, end) of each output row (block
-// multiples: end may be padded_length(n)), reading lines[l][i - origin + b * step] for output i.
+// multiples: end may be padded_length(n)), reading lines[l][i - origin + b * step] for output i. With
+// `stream`, the output rows are 16-byte aligned and written with non-temporal stores (they are the image's
+// own rows, too large to stay in the caches).
+// `ahead` names up to two input rows that a later pass will read (null: none), with the bytes of one
+// sample: the block of them at output i's sample is prefetched while block i is computed, so that they are
+// in the caches when their turn comes (the hardware's prefetchers fell behind here).
 struct Span {
     size_t begin = 0, end = 0, origin = 0;
+    bool stream = false;
+    const char *ahead[2] = {nullptr, nullptr};
+    size_t ahead_sample_bytes = 0;
 };
 
 // For each r < rows (1 or 2) and i in span: out[r][i] = sum over a < kh, b < kw of

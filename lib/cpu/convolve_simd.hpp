@@ -2,14 +2,15 @@
 // convolve_rows.cpp and convolve_finish.cpp.
 #pragma once
 
+#include <cstddef>
 #include <cstring>
+#include <emmintrin.h>
 
-// Each entry point is cloned per instruction set and chosen once at load time (an ifunc); the bodies are
-// always-inline templates so that every clone vectorises them with its own vector width.
-#define GPK_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+// Each entry point is compiled per instruction set (GPK_ISA_VARIANTS, cpu/isa.hpp) and chosen at every
+// call; the bodies are always-inline templates so that every variant vectorises them with its own width.
 #define GPK_INLINE inline __attribute__((always_inline))
 // Lambdas that take or return vectors are inlined too: out of line (at -O0) they would be compiled for the
-// baseline ISA and pass 64-byte vectors differently from the clone that calls them.
+// baseline ISA and pass 64-byte vectors differently from the variant that calls them.
 #define GPK_LAMBDA_INLINE __attribute__((always_inline))
 
 // The vector helpers are always inlined, so no 64-byte vector crosses a call boundary and the ABI note
@@ -40,6 +41,18 @@ template <class T> GPK_INLINE T get(const T *p) {
 
 template <class T> GPK_INLINE void put(T *p, T v) {
     std::memcpy(p, &v, sizeof v);
+}
+
+// Writes the bytes of v to 16-byte aligned dst with non-temporal stores (SSE2, so in every variant): an
+// image far larger than the caches then goes to memory without first being read into them. The writer
+// ends with _mm_sfence() before anything says that the data is there.
+template <class T> GPK_INLINE void stream_store(void *dst, const T &v) {
+    static_assert(sizeof(T) % 16 == 0, "whole 16-byte stores");
+    for (size_t k = 0; k < sizeof(T); k += 16) {
+        __m128i part;
+        std::memcpy(&part, reinterpret_cast<const char *>(&v) + k, 16);
+        _mm_stream_si128(reinterpret_cast<__m128i *>(static_cast<char *>(dst) + k), part);
+    }
 }
 
 } // namespace gpk::cpu::conv::simd

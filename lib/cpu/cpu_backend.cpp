@@ -1,5 +1,6 @@
-#include "cpu/cpu_backend.hpp"
+#include "engine/cpu_api.hpp"
 
+#include "cpu/isa.hpp"
 #include "cpu/kernels.hpp"
 
 namespace gpk::cpu {
@@ -9,14 +10,24 @@ class CpuBackend final : public Backend {
 public:
     explicit CpuBackend(unsigned threads) : pool_(threads) {}
     gpk_backend kind() const override { return GPK_BACKEND_CPU; }
-    void heat_run(const HeatJob &job) override { cpu::heat_run(pool_, job); }
-    void histogram(const HistogramJob &job) override { cpu::histogram(pool_, job); }
-    void convolve(const ConvolveJob &job) override { cpu::convolve(pool_, job); }
+    void heat_run(const HeatJob &job) override {
+        select_isa();
+        cpu::heat_run(pool_, workspace_, job);
+    }
+    void histogram(const HistogramJob &job) override {
+        select_isa();
+        cpu::histogram(pool_, job);
+    }
+    void convolve(const ConvolveJob &job) override {
+        select_isa();
+        cpu::convolve(pool_, job);
+    }
     void set_stream(void *) override {}
     void synchronize() override {}
 
 private:
     ThreadPool pool_;
+    Workspace workspace_;
 };
 
 } // namespace

@@ -7,6 +7,7 @@
 // pass is redone from its untouched input up to that iteration.
 #include "common/semantics.hpp"
 #include "cpu/host_memory.hpp"
+#include "cpu/isa.hpp"
 #include "cpu/kernels.hpp"
 #include "engine/error.hpp"
 #include "engine/validate.hpp"
@@ -16,15 +17,9 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <emmintrin.h>
 #include <string>
-
-// The row kernel is compiled for several x86 levels and picked at load time; all clones compute the
-// same expression in the same order (no FMA contraction), so results do not depend on the CPU.
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
-#define GPK_HEAT_CLONES __attribute__((target_clones("avx512f", "avx2", "sse4.2", "default")))
-#else
-#define GPK_HEAT_CLONES
-#endif
+#include <vector>
 
 namespace gpk::cpu {
 namespace {
@@ -34,122 +29,211 @@ constexpr size_t kParallelCells = size_t(1) << 16;
 constexpr unsigned kMaxPassIterations = 4;
 // Bytes of rows a thread may keep hot during a pass (rings, input window, conductivities).
 constexpr size_t kPassCacheBytes = size_t(4) << 20;
+// Grids at least this large are copied to tfinal past the caches.
+constexpr size_t kStreamBytes = size_t(32) << 20;
 
-// Updates one interior row: out[1..m] from the rows above, at and below (padded rows, column 0 and
-// m+1 are the wrapped halo), then wraps out's own halo columns. Returns max |out - mid|. The max is
-// taken on the bit patterns of the non-negative differences (ordered like the values), which gcc
-// vectorises without -ffast-math.
-GPK_HEAT_CLONES double update_row(const double *__restrict up, const double *__restrict mid,
-                                  const double *__restrict down, const double *__restrict cond,
-                                  double *__restrict out, size_t m) {
+// Updates one interior row: out[0..m-1] (columns 1..m) from the rows above, at and below (padded rows,
+// column 0 and m+1 are the wrapped halo). With `wrap`, out is a padded row too and its own halo columns
+// (out[-1], out[m]) are wrapped; without, it is a row of tfinal, which has none. Returns max |out - mid|.
+// The max is taken on the bit patterns of the non-negative differences (ordered like the values), which
+// gcc vectorises without -ffast-math. Compiled for each instruction set (cpu/isa.hpp): the same expression
+// in the same order, but the AVX2 and AVX-512 variants contract multiply-adds into FMA (GCC's default for
+// C++), so their grids agree with the baseline's within SPEC's tolerance, not bit for bit.
+inline __attribute__((always_inline)) double
+update_row_impl(const double *__restrict up, const double *__restrict mid, const double *__restrict down,
+                const double *__restrict cond, double *__restrict out, size_t m, bool wrap) {
     int64_t max_bits = 0;
     for (size_t c = 1; c <= m; ++c) {
         double w = cond[c - 1], r = 1.0 - w;
         double v = w * mid[c] + (down[c] + up[c] + mid[c + 1] + mid[c - 1]) * (r * kHeatCdir) +
                    (up[c - 1] + up[c + 1] + down[c - 1] + down[c + 1]) * (r * kHeatCdiag);
-        out[c] = v;
+        out[c - 1] = v;
         double d = std::fabs(v - mid[c]);
         int64_t bits;
         std::memcpy(&bits, &d, sizeof bits);
         max_bits = bits > max_bits ? bits : max_bits;
     }
-    out[0] = out[m];
-    out[m + 1] = out[1];
+    if (wrap) {
+        out[-1] = out[m - 1];
+        out[m] = out[0];
+    }
     double maxdiff;
     std::memcpy(&maxdiff, &max_bits, sizeof maxdiff);
     return maxdiff;
+}
+
+GPK_ISA_VARIANTS(double, update_row,
+                 (const double *__restrict up, const double *__restrict mid, const double *__restrict down,
+                  const double *__restrict cond, double *__restrict out, size_t m, bool wrap),
+                 update_row_impl(up, mid, down, cond, out, m, wrap))
+
+double update_row(const double *up, const double *mid, const double *down, const double *cond, double *out,
+                  size_t m, bool wrap) {
+    GPK_ISA_CALL(update_row, up, mid, down, cond, out, m, wrap)
 }
 
 struct RowStats {
     double min, max, sum;
 };
 
-// Sum in four fixed lanes combined in a fixed order: fast, and the same whatever the thread count.
-RowStats row_stats(const double *row, size_t m) {
+// Sum in four fixed lanes combined in a fixed order: fast, and the same whatever the thread count or
+// instruction set. The values are finite (checked inputs, convex combinations of them), so the minimum and
+// maximum do not depend on the order they are taken in: eight lanes of each, which vectorise.
+inline __attribute__((always_inline)) RowStats row_stats_impl(const double *row, size_t m) {
     double lane[4] = {0, 0, 0, 0};
-    double mn = row[0], mx = row[0];
     size_t c = 0;
     for (; c + 4 <= m; c += 4)
         for (int k = 0; k < 4; ++k) lane[k] += row[c + k];
     for (; c < m; ++c) lane[0] += row[c];
-    for (c = 0; c < m; ++c) {
-        mn = row[c] < mn ? row[c] : mn;
-        mx = row[c] > mx ? row[c] : mx;
+    double lo[8], hi[8];
+    for (int k = 0; k < 8; ++k) lo[k] = hi[k] = row[0];
+    for (c = 0; c + 8 <= m; c += 8)
+        for (int k = 0; k < 8; ++k) {
+            lo[k] = row[c + k] < lo[k] ? row[c + k] : lo[k];
+            hi[k] = row[c + k] > hi[k] ? row[c + k] : hi[k];
+        }
+    for (; c < m; ++c) {
+        lo[0] = row[c] < lo[0] ? row[c] : lo[0];
+        hi[0] = row[c] > hi[0] ? row[c] : hi[0];
     }
-    return {mn, mx, (lane[0] + lane[1]) + (lane[2] + lane[3])};
+    for (int k = 1; k < 8; ++k) {
+        lo[0] = lo[k] < lo[0] ? lo[k] : lo[0];
+        hi[0] = hi[k] > hi[0] ? hi[k] : hi[0];
+    }
+    return {lo[0], hi[0], (lane[0] + lane[1]) + (lane[2] + lane[3])};
 }
 
+GPK_ISA_VARIANTS(RowStats, row_stats, (const double *row, size_t m), row_stats_impl(row, m))
+
+RowStats row_stats(const double *row, size_t m){GPK_ISA_CALL(row_stats, row, m)}
+
+// The input checks of one row, for each instruction set (vectorised from AVX2 on).
+GPK_ISA_VARIANTS(size_t, bad_temperature_in, (const double *row, size_t m),
+                 first_bad(row, m, BadTemperature{}))
+    GPK_ISA_VARIANTS(size_t, bad_conductivity_in, (const double *row, size_t m),
+                     first_bad(row, m, BadConductivity{}))
+
+        size_t bad_temperature_in(const double *row, size_t m){GPK_ISA_CALL(bad_temperature_in, row, m)}
+
+size_t bad_conductivity_in(const double *row, size_t m) {
+    GPK_ISA_CALL(bad_conductivity_in, row, m)
+}
+
+// A padded grid row from m values: the interior, then the wrapped halo columns.
+void load_padded_row(double *out, const double *values, size_t m) {
+    std::memcpy(out + 1, values, m * sizeof(double));
+    out[0] = out[m];
+    out[m + 1] = out[1];
+}
+
+// Copies n doubles; with `stream`, past the caches (non-temporal stores where dst is 16-byte aligned), so
+// that a grid far larger than them is not first read in to be overwritten.
+void copy_row(double *dst, const double *src, size_t n, bool stream) {
+    size_t i = 0;
+    if (stream && reinterpret_cast<uintptr_t>(dst) % 16 == 0) {
+        for (; i + 2 <= n; i += 2) {
+            __m128i v;
+            std::memcpy(&v, src + i, 16);
+            _mm_stream_si128(reinterpret_cast<__m128i *>(dst + i), v);
+        }
+        _mm_sfence();
+    }
+    std::memcpy(dst + i, src + i, (n - i) * sizeof(double));
+}
+
+// What one pass does besides advancing the grid.
+struct PassMode {
+    unsigned iterations = 1;
+    bool from_tinit = false;     // level 0 is read from job.tinit (the first pass), not from src_
+    bool check_inputs = false;   // and tinit and the conductivities are checked as they are read
+    double *final_out = nullptr; // the last level goes to this unpadded N x M grid (tfinal), not to dst_
+    bool stats = false;          // per-row min, max and sum of the last level, for a report
+};
+
+// The first bad value a band met (row-major index into tinit or conductivity; SIZE_MAX for none).
+struct BandCheck {
+    size_t temperature = SIZE_MAX, conductivity = SIZE_MAX;
+};
+
+// A run's set-up is only what must happen once: the fixed halo rows. The first pass reads tinit row by
+// row into a small ring (checking it on the way), the last one writes tfinal and the report's per-row
+// sums as it produces its rows, and all working memory is the context's (Workspace), so that a repeated
+// call costs its iterations and little more.
 class HeatSolver {
 public:
-    HeatSolver(ThreadPool &pool, const HeatJob &job);
+    HeatSolver(ThreadPool &pool, Workspace &workspace, const HeatJob &job);
     void run();
 
 private:
-    void allocate();
-    void load_initial_grid();
+    void allocate(Workspace &workspace);
+    void load_halo_rows();
     unsigned plan_pass(size_t done) const;
-    void pass(unsigned iterations);
-    void band_pass(unsigned part, unsigned iterations);
+    void pass(const PassMode &mode);
+    void band_pass(unsigned part, const PassMode &mode);
+    void check_results() const;
+    void finish_from(const double *grid, bool stats, bool copy);
     const double *level_row(const double *ring, unsigned level, size_t row) const;
-    gpk_heat_report report(const double *grid, size_t niter, double maxdiff) const;
+    gpk_heat_report report(size_t niter, double maxdiff) const;
     double elapsed() const;
-    [[noreturn]] void out_of_memory() const;
 
     ThreadPool &pool_;
     const HeatJob &job_;
     size_t n_, m_, pitch_;
     unsigned parts_ = 1, max_pass_ = 1;
-    HostArray<double> grid_a_, grid_b_, rings_;
+    double *grid_a_ = nullptr, *grid_b_ = nullptr;
+    double *rings_ = nullptr;                // per part: 3 rows for each level 0..max_pass_-1
     double *src_ = nullptr, *dst_ = nullptr; // a pass reads src_ and writes dst_
-    HostArray<double> band_maxdiff_;         // parts_ x max_pass_
-    HostArray<double> pass_maxdiff_;         // max_pass_
-    HostArray<RowStats> row_stats_;
+    bool from_tinit_ = false;                // level 0 of the current pass is in the rings
+    double *band_maxdiff_ = nullptr;         // parts_ x max_pass_
+    double *pass_maxdiff_ = nullptr;         // max_pass_
+    RowStats *row_stats_ = nullptr;          // n_, of the newest grid once a pass has made them
+    std::vector<BandCheck> checks_;
     std::chrono::steady_clock::time_point start_;
 };
 
-HeatSolver::HeatSolver(ThreadPool &pool, const HeatJob &job)
+HeatSolver::HeatSolver(ThreadPool &pool, Workspace &workspace, const HeatJob &job)
     : pool_(pool), job_(job), n_(job.rows), m_(job.cols), pitch_(job.cols + 2) {
     if (n_ * m_ >= kParallelCells) parts_ = unsigned(std::min<size_t>(pool.size(), n_));
     size_t row_bytes = pitch_ * sizeof(double);
     // Per pass of k iterations a thread keeps about 5k rows hot: 3 per ring, k+2 inputs, k conductivities.
     size_t fit = kPassCacheBytes / (5 * row_bytes);
     max_pass_ = unsigned(std::clamp<size_t>(fit, 1, kMaxPassIterations));
+    checks_.resize(parts_);
+    allocate(workspace);
 }
 
-// Names everything the run asks for: the grids, the row rings and the per-row and per-pass results.
-[[noreturn]] void HeatSolver::out_of_memory() const {
-    size_t doubles =
-        (2 * (n_ + 2) + size_t(parts_) * 3 * (max_pass_ - 1)) * pitch_ + (size_t(parts_) + 1) * max_pass_;
-    out_of_host_memory("heat", doubles * sizeof(double) + n_ * sizeof(RowStats),
-                       "two " + std::to_string(n_ + 2) + " x " + std::to_string(pitch_) +
-                           " grids of doubles and their row buffers");
+// One block of the context's memory, cut into 64-byte aligned pieces. A failure leaves tfinal and the
+// report untouched.
+void HeatSolver::allocate(Workspace &workspace) {
+    auto doubles = [](size_t count) { return (count + 7) / 8 * 8; };
+    const size_t grid = doubles((n_ + 2) * pitch_), rings = doubles(size_t(parts_) * 3 * max_pass_ * pitch_),
+                 band = doubles(size_t(parts_) * max_pass_), per_pass = doubles(max_pass_),
+                 stats = doubles(n_ * sizeof(RowStats) / sizeof(double));
+    const size_t total = 2 * grid + rings + band + per_pass + stats;
+    if (total > SIZE_MAX / sizeof(double))
+        fail(GPK_ERR_OUT_OF_MEMORY, "heat: the grids of " + std::to_string(n_ + 2) + " x " +
+                                        std::to_string(pitch_) + " doubles are too large");
+    auto *base = static_cast<double *>(workspace.heat.reserve(total * sizeof(double), "heat",
+                                                              "two " + std::to_string(n_ + 2) + " x " +
+                                                                  std::to_string(pitch_) +
+                                                                  " grids of doubles and their row buffers"));
+    grid_a_ = base;
+    grid_b_ = grid_a_ + grid;
+    rings_ = grid_b_ + grid;
+    band_maxdiff_ = rings_ + rings;
+    pass_maxdiff_ = band_maxdiff_ + band;
+    row_stats_ = reinterpret_cast<RowStats *>(pass_maxdiff_ + per_pass);
 }
 
-// Everything is allocated before the run starts, so that a failure leaves tfinal and the report untouched.
-void HeatSolver::allocate() {
-    bool ok = grid_a_.allocate((n_ + 2) * pitch_) && grid_b_.allocate((n_ + 2) * pitch_) &&
-              rings_.allocate(size_t(parts_) * 3 * (max_pass_ - 1) * pitch_) &&
-              band_maxdiff_.allocate(size_t(parts_) * max_pass_) && pass_maxdiff_.allocate(max_pass_) &&
-              row_stats_.allocate(n_);
-    if (!ok) out_of_memory();
-}
-
-// Interior from tinit, fixed halo rows copied from the first and last rows into both grids, and every
-// row's halo columns wrapped (the update wraps the rows it writes from then on).
-void HeatSolver::load_initial_grid() {
-    double *a = grid_a_.get(), *b = grid_b_.get();
-    for (size_t i = 1; i <= n_; ++i)
-        std::memcpy(a + i * pitch_ + 1, job_.tinit + (i - 1) * m_, m_ * sizeof(double));
-    std::memcpy(a + 1, a + pitch_ + 1, m_ * sizeof(double));
-    std::memcpy(a + (n_ + 1) * pitch_ + 1, a + n_ * pitch_ + 1, m_ * sizeof(double));
-    for (size_t i = 0; i <= n_ + 1; ++i) {
-        a[i * pitch_] = a[i * pitch_ + m_];
-        a[i * pitch_ + m_ + 1] = a[i * pitch_ + 1];
+// The fixed halo rows (initial rows 1 and N, wrapped) in both grids; the interior comes with the first
+// pass.
+void HeatSolver::load_halo_rows() {
+    for (double *g : {grid_a_, grid_b_}) {
+        load_padded_row(g, job_.tinit, m_);
+        load_padded_row(g + (n_ + 1) * pitch_, job_.tinit + (n_ - 1) * m_, m_);
     }
-    std::memcpy(b, a, pitch_ * sizeof(double));
-    std::memcpy(b + (n_ + 1) * pitch_, a + (n_ + 1) * pitch_, pitch_ * sizeof(double));
-    src_ = a;
-    dst_ = b;
+    src_ = grid_a_;
+    dst_ = grid_b_;
 }
 
 // A pass ends at the next periodic report (whose grid must then be whole) and at maxiter.
@@ -159,94 +243,152 @@ unsigned HeatSolver::plan_pass(size_t done) const {
     return unsigned(length);
 }
 
-// Row `row` of iteration `level` of the current pass (level 0 is src_). The fixed halo rows are the
-// same at every level.
+// Row `row` of iteration `level` of the current pass (level 0 is src_, or the tinit ring of the first
+// pass). The fixed halo rows are the same at every level.
 const double *HeatSolver::level_row(const double *ring, unsigned level, size_t row) const {
-    if (level == 0 || row == 0 || row == n_ + 1) return src_ + row * pitch_;
-    return ring + ((level - 1) * 3 + row % 3) * pitch_;
+    if (row == 0 || row == n_ + 1 || (level == 0 && !from_tinit_)) return src_ + row * pitch_;
+    return ring + (level * 3 + row % 3) * pitch_;
 }
 
 // One band's wavefront: level s (iteration s of the pass) computes row j at step j + s - 1, after
 // level s-1 has produced rows j-1..j+1. Level s covers the own rows widened by (iterations - s) on
 // each side, so the last level needs nothing from the neighbours.
-void HeatSolver::band_pass(unsigned part, unsigned iterations) {
+void HeatSolver::band_pass(unsigned part, const PassMode &mode) {
+    const unsigned iterations = mode.iterations;
     size_t r0 = 1 + n_ * part / parts_, r1 = 1 + n_ * (part + 1) / parts_;
-    double *ring = rings_.get() + size_t(part) * 3 * (max_pass_ - 1) * pitch_;
+    double *ring = rings_ + size_t(part) * 3 * max_pass_ * pitch_;
     double maxdiff[kMaxPassIterations] = {}; // local: the bands' slots share a cache line
+    BandCheck check;
     auto lo = [&](unsigned s) {
         size_t w = iterations - s;
         return r0 > w + 1 ? r0 - w : size_t(1);
     };
     auto hi = [&](unsigned s) { return std::min(n_ + 1, r1 + (iterations - s)); };
+    // The first pass's level 0: tinit row j goes to ring slot j % 3 just before level 1 needs it.
+    size_t loaded = lo(1) - 1;
+    auto load_tinit_row = [&](size_t j) {
+        const double *values = job_.tinit + (j - 1) * m_;
+        if (mode.check_inputs && check.temperature == SIZE_MAX)
+            if (size_t k = bad_temperature_in(values, m_); k < m_) check.temperature = (j - 1) * m_ + k;
+        load_padded_row(ring + (j % 3) * pitch_, values, m_);
+    };
+    if (mode.from_tinit && loaded >= 1) load_tinit_row(loaded);
     for (size_t step = lo(1); step + 1 < hi(1) + iterations; ++step) {
         for (unsigned s = 1; s <= iterations; ++s) {
             if (step + 1 < s) break;
             size_t j = step + 1 - s;
             if (j < lo(s) || j >= hi(s)) continue;
-            double *out = s == iterations ? dst_ + j * pitch_ : ring + ((s - 1) * 3 + j % 3) * pitch_;
+            const double *cond = job_.conductivity + (j - 1) * m_;
+            if (s == 1 && mode.from_tinit) {
+                for (; loaded < std::min(j + 1, n_); ++loaded) load_tinit_row(loaded + 1);
+                if (mode.check_inputs && check.conductivity == SIZE_MAX)
+                    if (size_t k = bad_conductivity_in(cond, m_); k < m_)
+                        check.conductivity = (j - 1) * m_ + k;
+            }
+            const bool last = s == iterations;
+            double *out = !last            ? ring + (s * 3 + j % 3) * pitch_ + 1
+                          : mode.final_out ? mode.final_out + (j - 1) * m_
+                                           : dst_ + j * pitch_ + 1;
             double d = update_row(level_row(ring, s - 1, j - 1), level_row(ring, s - 1, j),
-                                  level_row(ring, s - 1, j + 1), job_.conductivity + (j - 1) * m_, out, m_);
+                                  level_row(ring, s - 1, j + 1), cond, out, m_, !(last && mode.final_out));
             if (j >= r0 && j < r1) maxdiff[s - 1] = std::max(maxdiff[s - 1], d);
+            if (last && mode.stats) row_stats_[j - 1] = row_stats(out, m_);
         }
     }
-    std::copy(maxdiff, maxdiff + iterations, band_maxdiff_.get() + size_t(part) * max_pass_);
+    std::copy(maxdiff, maxdiff + iterations, band_maxdiff_ + size_t(part) * max_pass_);
+    checks_[part] = check;
 }
 
-void HeatSolver::pass(unsigned iterations) {
-    pool_.run([&](unsigned part, unsigned) { band_pass(part, iterations); }, parts_);
-    for (unsigned s = 0; s < iterations; ++s) {
+void HeatSolver::pass(const PassMode &mode) {
+    from_tinit_ = mode.from_tinit;
+    pool_.run([&](unsigned part, unsigned) { band_pass(part, mode); }, parts_);
+    for (unsigned s = 0; s < mode.iterations; ++s) {
         double md = 0;
         for (unsigned p = 0; p < parts_; ++p) md = std::max(md, band_maxdiff_[size_t(p) * max_pass_ + s]);
         pass_maxdiff_[s] = md;
     }
 }
 
-double HeatSolver::elapsed() const {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+// After the checking pass: the first bad temperature anywhere, else the first bad conductivity, as
+// check_heat_inputs names them.
+void HeatSolver::check_results() const {
+    size_t t = SIZE_MAX, c = SIZE_MAX;
+    for (const BandCheck &b : checks_) {
+        t = std::min(t, b.temperature);
+        c = std::min(c, b.conductivity);
+    }
+    if (t != SIZE_MAX) invalid_temperature(t, m_, job_.tinit[t]);
+    if (c != SIZE_MAX) invalid_conductivity(c, m_, job_.conductivity[c]);
 }
 
-// A report on `grid`: per-row results combined in row order.
-gpk_heat_report HeatSolver::report(const double *grid, size_t niter, double maxdiff) const {
+// For a run that stopped where no pass wrote tfinal or the per-row results: both from `grid`, in one
+// sweep.
+void HeatSolver::finish_from(const double *grid, bool stats, bool copy) {
+    if (!stats && !copy) return;
+    const bool stream = n_ * m_ * sizeof(double) >= kStreamBytes;
     auto rows = [&](size_t begin, size_t end) {
-        for (size_t i = begin; i < end; ++i) row_stats_[i] = row_stats(grid + (i + 1) * pitch_ + 1, m_);
+        for (size_t i = begin; i < end; ++i) {
+            const double *row = grid + (i + 1) * pitch_ + 1;
+            if (stats) row_stats_[i] = row_stats(row, m_);
+            if (copy) copy_row(job_.tfinal + i * m_, row, m_, stream);
+        }
     };
     if (parts_ > 1)
         pool_.parallel_for(n_, rows, 16);
     else
         rows(0, n_);
+}
+
+double HeatSolver::elapsed() const {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+}
+
+// A report from the per-row results of the newest grid, combined in row order.
+gpk_heat_report HeatSolver::report(size_t niter, double maxdiff) const {
     gpk_heat_report r{};
     r.niter = niter;
     r.maxdiff = maxdiff;
     r.tmin = row_stats_[0].min;
     r.tmax = row_stats_[0].max;
     double sum = 0;
-    for (const RowStats &s : row_stats_) {
-        r.tmin = std::min(r.tmin, s.min);
-        r.tmax = std::max(r.tmax, s.max);
-        sum += s.sum;
+    for (size_t i = 0; i < n_; ++i) {
+        r.tmin = std::min(r.tmin, row_stats_[i].min);
+        r.tmax = std::max(r.tmax, row_stats_[i].max);
+        sum += row_stats_[i].sum;
     }
     r.tavg = sum / double(n_ * m_);
     r.time = elapsed();
     return r;
 }
 
+// A pass that ends the run as planned (at maxiter) writes tfinal itself, and so does the redo of a pass
+// that stopped inside. The first pass checks the inputs and writes no output, since a band may write its
+// rows before another finds a bad value.
 void HeatSolver::run() {
-    check_heat_inputs(job_.tinit, job_.conductivity, n_, m_);
-    allocate();
-    load_initial_grid();
+    load_halo_rows();
     start_ = std::chrono::steady_clock::now();
     size_t done = 0;
     double maxdiff = 0;
     const char *stopped_by = nullptr; // the callback that cancelled the run
+    bool stats_valid = false, tfinal_written = false;
     while (done < job_.maxiter) {
-        unsigned length = plan_pass(done), stop_at = 0;
-        pass(length);
-        for (unsigned s = 1; s <= length && !stop_at; ++s) {
+        PassMode mode;
+        mode.iterations = plan_pass(done);
+        mode.from_tinit = mode.check_inputs = done == 0;
+        const size_t end = done + mode.iterations;
+        const bool planned_final = end == job_.maxiter;
+        const bool report_due = job_.period > 0 && end % job_.period == 0 && job_.on_report;
+        if (planned_final && !mode.check_inputs) mode.final_out = job_.tfinal;
+        mode.stats = planned_final || report_due;
+        pass(mode);
+        if (mode.check_inputs) check_results();
+        unsigned stop_at = 0;
+        for (unsigned s = 1; s <= mode.iterations && !stop_at; ++s) {
             size_t iter = done + s;
             maxdiff = pass_maxdiff_[s - 1];
             bool converged = maxdiff < job_.threshold;
             if (!converged && job_.period > 0 && iter % job_.period == 0 && job_.on_report) {
-                gpk_heat_report r = report(dst_, iter, maxdiff); // s == length: passes end at reports
+                gpk_heat_report r = report(iter, maxdiff); // s == iterations: passes end at reports
                 if (job_.on_report(&r, 0, job_.user_data)) stopped_by = stopped_by ? stopped_by : "report";
             }
             if (job_.on_progress && job_.progress_interval > 0 && iter % job_.progress_interval == 0 &&
@@ -255,15 +397,22 @@ void HeatSolver::run() {
             if (stopped_by && (converged || iter == job_.maxiter)) stopped_by = nullptr; // ended anyway
             if (converged || stopped_by) stop_at = s;
         }
-        if (stop_at && stop_at < length) pass(stop_at); // src_ is untouched: redo up to stop_at
+        if (stop_at && stop_at < mode.iterations) { // src_ (or tinit) is untouched: redo up to stop_at
+            mode.iterations = stop_at;
+            mode.check_inputs = false;
+            mode.final_out = job_.tfinal;
+            mode.stats = true;
+            pass(mode);
+        }
+        stats_valid = mode.stats;
+        tfinal_written = mode.final_out != nullptr;
         std::swap(src_, dst_);
-        done += stop_at ? stop_at : length;
+        done += stop_at ? stop_at : mode.iterations;
         if (stop_at) break;
     }
-    gpk_heat_report final_report = report(src_, done, maxdiff);
-    if (job_.tfinal)
-        for (size_t i = 0; i < n_; ++i)
-            std::memcpy(job_.tfinal + i * m_, src_ + (i + 1) * pitch_ + 1, m_ * sizeof(double));
+    // The newest grid is src_, unless the last pass wrote tfinal instead (and then the per-row results).
+    finish_from(src_, !stats_valid, job_.tfinal && !tfinal_written);
+    gpk_heat_report final_report = report(done, maxdiff);
     if (job_.final) *job_.final = final_report;
     if (job_.on_report) job_.on_report(&final_report, 1, job_.user_data);
     if (stopped_by)
@@ -273,8 +422,8 @@ void HeatSolver::run() {
 
 } // namespace
 
-void heat_run(ThreadPool &pool, const HeatJob &job) {
-    HeatSolver(pool, job).run();
+void heat_run(ThreadPool &pool, Workspace &workspace, const HeatJob &job) {
+    HeatSolver(pool, workspace, job).run();
 }
 
 } // namespace gpk::cpu

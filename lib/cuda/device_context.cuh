@@ -2,7 +2,7 @@
 // the reusable device and pinned buffers (a small pool of named slots), and CPU threads for staging copies.
 #pragma once
 
-#include "cpu/thread_pool.hpp"
+#include "engine/thread_pool.hpp"
 #include "cuda/memory.cuh"
 
 #include <array>
@@ -74,7 +74,7 @@ public:
     // the internal knob GPK_TEST_DEVICE_MEMORY_LIMIT (tests fake a small device with it).
     size_t memory_budget();
 
-    cpu::ThreadPool &threads() { return threads_; }
+    ThreadPool &threads() { return threads_; }
 
 private:
     size_t held_bytes() const;
@@ -86,7 +86,7 @@ private:
     cudaStream_t caller_ = nullptr;
     std::array<Lane, kLanes> lanes_;
     std::array<DeviceBuffer, size_t(Scratch::count_)> scratch_;
-    cpu::ThreadPool threads_;
+    ThreadPool threads_;
 };
 
 // Makes `device` current for a scope and restores the previous device after.

@@ -31,7 +31,7 @@ void copy_rows_async(char *dst, size_t dst_pitch, const char *src, size_t src_pi
 
 } // namespace
 
-void copy_rows(cpu::ThreadPool &threads, char *dst, size_t dst_pitch, const char *src, size_t src_pitch,
+void copy_rows(ThreadPool &threads, char *dst, size_t dst_pitch, const char *src, size_t src_pitch,
                size_t len, size_t rows) {
     size_t total = len * rows;
     bool contiguous = rows == 1 || (dst_pitch == len && src_pitch == len);

@@ -59,7 +59,7 @@ private:
 };
 
 // Copies `rows` rows of `len` bytes between host buffers with the context's CPU threads.
-void copy_rows(cpu::ThreadPool &threads, char *dst, size_t dst_pitch, const char *src, size_t src_pitch,
+void copy_rows(ThreadPool &threads, char *dst, size_t dst_pitch, const char *src, size_t src_pitch,
                size_t len, size_t rows);
 
 } // namespace gpk::cuda

@@ -1,6 +1,6 @@
 #include "engine/context.hpp"
 
-#include "cpu/cpu_backend.hpp"
+#include "engine/cpu_api.hpp"
 #include "engine/cuda_api.hpp"
 #include "engine/error.hpp"
 

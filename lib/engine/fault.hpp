@@ -1,7 +1,7 @@
 // Test-only fault injection (NOTES.md, internal knobs; not API). With GPK_TEST_FAULT=POINT:N in the
 // environment, the Nth call counted at POINT reports failure. The CUDA backend counts alloc, launch, copy
 // and create (lib/cuda/check.cuh); the CPU side counts host: every host allocation of a call's working
-// buffers and every worker thread start (lib/cpu/host_memory.hpp, lib/cpu/thread_pool.cpp). The counter
+// buffers and every worker thread start (lib/cpu/host_memory.hpp, lib/engine/thread_pool.cpp). The counter
 // lives here, not in the CUDA backend, so that host:N works in builds without CUDA.
 #pragma once
 

@@ -46,8 +46,11 @@ void section_usage() {
     expect_failure({"convolve", "a.png"}, 2, {"IN and OUT"});
     expect_failure({"bench", "--runs", "0"}, 2, {"--runs"});
     r = expect_ok({"bench", "--size", "64", "--runs", "1", "--json"});
-    for (const char *name : {"heat f64", "histogram u8", "histogram u32", "lp3", "log9", "gauss:2.5"})
+    for (const char *name : {"heat f64", "histogram u8", "histogram u32", "lp3", "log9", "gauss:2.5",
+                             "heat_fit", "fixed_s", "per_iteration_s"})
         CHECK_MSG(contains(r.out, name), r.out);
+    r = expect_ok({"bench", "--size", "64", "--runs", "1"});
+    CHECK_MSG(contains(r.out, "a call costs") && contains(r.out, "per iteration"), r.out);
     r = expect_ok({"info"});
     CHECK(contains(r.out, "backend: cpu") || contains(r.out, "backend: cuda"));
     CHECK(contains(r.out, "CUDA devices: "));

@@ -3,6 +3,7 @@
 #include "capped_memory.hpp"
 #include "check.hpp"
 #include "cpu_context.hpp"
+#include "cpu_isa.hpp"
 #include "gpk.h"
 
 #include <cmath>
@@ -445,6 +446,91 @@ void test_invalid_data(gpk_context *ctx) {
     CHECK_EQ(sentinel.niter, size_t(777));
 }
 
+// The CPU backend checks the inputs while its first pass reads them, each thread its own band of rows:
+// on a grid of several bands the value named must still be the first bad one in row-major order (tinit
+// before conductivity), wherever the bands lie, and nothing may be written, also when that first pass is
+// the last one (maxiter 1).
+void test_invalid_data_in_bands() {
+    const size_t n = 300, m = 257; // three bands with three threads
+    std::vector<double> t(n * m, 10.0), c(n * m, 0.5);
+    gpk_context *ctx = make_context(3);
+    struct Case {
+        size_t temperature[2], conductivity[2]; // indices made bad (n * m: none)
+        bool want_temperature;
+        size_t want;
+    };
+    const size_t none = n * m, band2 = 150 * m + 3, band3 = 260 * m + 200, band1 = 40 * m + 70;
+    const Case cases[] = {
+        {{band3, band2}, {none, none}, true, band2},
+        {{none, none}, {band3, band2}, false, band2},
+        {{band3, none}, {band1, none}, true, band3},
+        {{none, none}, {n * m - 1, none}, false, n * m - 1},
+        {{band2 + 63, band2 + 64}, {none, none}, true, band2 + 63},
+        {{0, none}, {0, none}, true, 0},
+    };
+    for (size_t maxiter : {1, 2, 9})
+        for (const Case &k : cases) {
+            auto tt = t, cc = c;
+            for (size_t i : k.temperature)
+                if (i < none) tt[i] = NAN;
+            for (size_t i : k.conductivity)
+                if (i < none) cc[i] = 1.25;
+            const std::string name =
+                std::string(k.want_temperature ? "tinit[" : "conductivity[") + std::to_string(k.want) + "]";
+            GpkRun r = gpk_heat(ctx, tt, cc, n, m, maxiter, 0.0, 1, {}, 1);
+            const std::string what = "maxiter " + std::to_string(maxiter) + ", " + name;
+            CHECK_MSG(r.status == GPK_ERR_INVALID_ARGUMENT && r.message.find(name + " ") != std::string::npos,
+                      what + ": " + r.message);
+            bool untouched = true;
+            for (double v : r.grid) untouched = untouched && v == -12345.0;
+            CHECK_MSG(untouched, what + ": tfinal was written");
+            CHECK(r.seen.periodic.empty() && r.seen.finals.empty() && r.seen.progress_iters.empty());
+        }
+    gpk_context_destroy(ctx);
+}
+
+// Without tfinal the reports must not change, on one band and on several, for every pass length that
+// ends a run (the CPU backend writes tfinal from its last pass, or copies it when a run stops elsewhere).
+void test_without_tfinal() {
+    std::mt19937_64 rng(99);
+    gpk_context *ctx = make_context(2);
+    for (size_t n : {9, 301}) {
+        const size_t m = n == 9 ? 11 : 409;
+        auto t = random_values(n * m, -100, 100, rng), c = random_values(n * m, 0, 1, rng);
+        for (size_t maxiter : {1, 3, 4, 5, 11}) {
+            RefRun ref = reference_heat(t, c, n, m, maxiter, 0.0, 0);
+            gpk_heat_params p;
+            gpk_heat_params_init(&p);
+            p.rows = n;
+            p.cols = m;
+            p.maxiter = maxiter;
+            gpk_heat_report r{};
+            CHECK_OK(ctx, gpk_heat_run(ctx, &p, t.data(), c.data(), nullptr, &r));
+            CHECK_MSG(same_report(r, ref.final), label(n, m, maxiter, 0, 0) + ": report without tfinal");
+        }
+    }
+    gpk_context_destroy(ctx);
+}
+
+// GPK_TEST_CPU_ISA takes avx512, avx2 or baseline; anything else fails the call, naming the knob.
+void test_isa_knob(gpk_context *ctx) {
+    const char *saved = std::getenv("GPK_TEST_CPU_ISA");
+    const std::string kept = saved ? saved : "";
+    std::vector<double> t(12, 1.0), c(12, 0.5);
+    for (const char *bad : {"avx", "AVX2", "avx512 ", "sse2"}) {
+        setenv("GPK_TEST_CPU_ISA", bad, 1);
+        GpkRun r = gpk_heat(ctx, t, c, 3, 4, 2, 0.0, 0);
+        CHECK_MSG(r.status == GPK_ERR_INVALID_ARGUMENT &&
+                      r.message.find("GPK_TEST_CPU_ISA is \"" + std::string(bad) + "\"") != std::string::npos,
+                  std::string(bad) + ": " + r.message);
+    }
+    if (saved)
+        setenv("GPK_TEST_CPU_ISA", kept.c_str(), 1);
+    else
+        unsetenv("GPK_TEST_CPU_ISA");
+    CHECK(gpk_heat(ctx, t, c, 3, 4, 2, 0.0, 0).status == GPK_OK);
+}
+
 // With the address space capped a little above what the process uses, the grids cannot be allocated:
 // GPK_ERR_OUT_OF_MEMORY naming at least the bytes of the two grids, and tfinal untouched.
 void test_out_of_memory(gpk_context *ctx) {
@@ -475,11 +561,16 @@ void test_out_of_memory(gpk_context *ctx) {
 
 int main() {
     gpk_context *ctx = make_context(0);
-    test_random_grids(ctx);
-    test_thread_counts();
+    for_each_cpu_isa([&](const std::string &) { // every variant of the row kernel
+        test_random_grids(ctx);
+        test_thread_counts();
+        test_progress_and_cancel(ctx, 301, 409); // several threads, stops inside a pass
+    });
+    test_isa_knob(ctx);
     test_progress_and_cancel(ctx, 9, 11);
-    test_progress_and_cancel(ctx, 301, 409); // several threads, stops inside a pass
     test_invalid_data(ctx);
+    test_invalid_data_in_bands();
+    test_without_tfinal();
     test_out_of_memory(ctx);
     bool have_data = test_pat1(ctx);
     gpk_context_destroy(ctx);

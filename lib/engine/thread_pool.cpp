@@ -1,4 +1,4 @@
-#include "cpu/thread_pool.hpp"
+#include "engine/thread_pool.hpp"
 
 #include "engine/error.hpp"
 #include "engine/fault.hpp"
@@ -13,7 +13,7 @@
 #include <pthread.h>
 #endif
 
-namespace gpk::cpu {
+namespace gpk {
 namespace {
 
 // The stack a new thread asks for, in bytes (0 where unknown).
@@ -136,4 +136,4 @@ void ThreadPool::parallel_for(size_t n, const std::function<void(size_t, size_t)
         unsigned(std::min<size_t>(max_parts, size())));
 }
 
-} // namespace gpk::cpu
+} // namespace gpk

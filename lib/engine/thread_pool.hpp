@@ -1,4 +1,5 @@
-// A small fork-join pool owned by a CPU context: the calling thread plus (threads - 1) workers.
+// A small fork-join pool owned by a context (the CPU backend computes on it, the CUDA backend copies
+// between pageable and pinned host memory with it): the calling thread plus (threads - 1) workers.
 #pragma once
 
 #include <condition_variable>
@@ -8,7 +9,7 @@
 #include <thread>
 #include <vector>
 
-namespace gpk::cpu {
+namespace gpk {
 
 class ThreadPool {
 public:
@@ -43,4 +44,4 @@ private:
     std::exception_ptr error_;
 };
 
-} // namespace gpk::cpu
+} // namespace gpk

@@ -1,0 +1,23 @@
+// Runs a test body once per instruction set of the CPU kernels (the internal knob GPK_TEST_CPU_ISA,
+// NOTES.md): avx512, avx2, baseline; a level the machine lacks runs its widest instead. Where the variable
+// is set already (a CI job, a bisection), only that level runs.
+#pragma once
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+template <class Body> void for_each_cpu_isa(Body &&body) {
+    const char *fixed = std::getenv("GPK_TEST_CPU_ISA");
+    if (fixed && *fixed) {
+        std::printf("GPK_TEST_CPU_ISA=%s (from the environment)\n", fixed);
+        body(std::string(fixed));
+        return;
+    }
+    for (const char *isa : {"avx512", "avx2", "baseline"}) {
+        setenv("GPK_TEST_CPU_ISA", isa, 1);
+        std::printf("GPK_TEST_CPU_ISA=%s\n", isa);
+        body(std::string(isa));
+    }
+    unsetenv("GPK_TEST_CPU_ISA");
+}
