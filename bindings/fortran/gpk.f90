@@ -105,6 +105,10 @@ module gpk
         type(c_funptr) :: on_report, on_progress
         integer(c_size_t) :: progress_interval
         type(c_ptr) :: user_data
+        integer(c_size_t) :: start_iteration
+        type(c_ptr) :: fixed_rows
+        type(c_funptr) :: on_checkpoint
+        integer(c_size_t) :: checkpoint_interval
     end type
 
     type, bind(c) :: c_histogram_params

@@ -12,6 +12,10 @@ public:
     void heat_run(const HeatJob &job) override { cpu::heat_run(pool_, job); }
     void histogram(const HistogramJob &job) override { cpu::histogram(pool_, job); }
     void convolve(const ConvolveJob &job) override { cpu::convolve(pool_, job); }
+    unsigned heat_slab_levels() const override { return cpu::kHeatSlabLevels; }
+    std::unique_ptr<HeatSlab> heat_slab(const HeatSlabJob &job) override {
+        return cpu::heat_slab(pool_, job);
+    }
     void set_stream(void *) override {}
     void synchronize() override {}
 

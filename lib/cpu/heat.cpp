@@ -6,9 +6,11 @@
 // Every iteration's maxdiff is kept; when a run must stop inside a pass (convergence, a callback), the
 // pass is redone from its untouched input up to that iteration.
 #include "common/semantics.hpp"
+#include "cpu/heat_band.hpp"
 #include "cpu/host_memory.hpp"
 #include "cpu/kernels.hpp"
 #include "engine/error.hpp"
+#include "engine/heat_rules.hpp"
 #include "engine/validate.hpp"
 
 #include <algorithm>
@@ -18,14 +20,6 @@
 #include <cstring>
 #include <string>
 
-// The row kernel is compiled for several x86 levels and picked at load time; all clones compute the
-// same expression in the same order (no FMA contraction), so results do not depend on the CPU.
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
-#define GPK_HEAT_CLONES __attribute__((target_clones("avx512f", "avx2", "sse4.2", "default")))
-#else
-#define GPK_HEAT_CLONES
-#endif
-
 namespace gpk::cpu {
 namespace {
 
@@ -34,50 +28,6 @@ constexpr size_t kParallelCells = size_t(1) << 16;
 constexpr unsigned kMaxPassIterations = 4;
 // Bytes of rows a thread may keep hot during a pass (rings, input window, conductivities).
 constexpr size_t kPassCacheBytes = size_t(4) << 20;
-
-// Updates one interior row: out[1..m] from the rows above, at and below (padded rows, column 0 and
-// m+1 are the wrapped halo), then wraps out's own halo columns. Returns max |out - mid|. The max is
-// taken on the bit patterns of the non-negative differences (ordered like the values), which gcc
-// vectorises without -ffast-math.
-GPK_HEAT_CLONES double update_row(const double *__restrict up, const double *__restrict mid,
-                                  const double *__restrict down, const double *__restrict cond,
-                                  double *__restrict out, size_t m) {
-    int64_t max_bits = 0;
-    for (size_t c = 1; c <= m; ++c) {
-        double w = cond[c - 1], r = 1.0 - w;
-        double v = w * mid[c] + (down[c] + up[c] + mid[c + 1] + mid[c - 1]) * (r * kHeatCdir) +
-                   (up[c - 1] + up[c + 1] + down[c - 1] + down[c + 1]) * (r * kHeatCdiag);
-        out[c] = v;
-        double d = std::fabs(v - mid[c]);
-        int64_t bits;
-        std::memcpy(&bits, &d, sizeof bits);
-        max_bits = bits > max_bits ? bits : max_bits;
-    }
-    out[0] = out[m];
-    out[m + 1] = out[1];
-    double maxdiff;
-    std::memcpy(&maxdiff, &max_bits, sizeof maxdiff);
-    return maxdiff;
-}
-
-struct RowStats {
-    double min, max, sum;
-};
-
-// Sum in four fixed lanes combined in a fixed order: fast, and the same whatever the thread count.
-RowStats row_stats(const double *row, size_t m) {
-    double lane[4] = {0, 0, 0, 0};
-    double mn = row[0], mx = row[0];
-    size_t c = 0;
-    for (; c + 4 <= m; c += 4)
-        for (int k = 0; k < 4; ++k) lane[k] += row[c + k];
-    for (; c < m; ++c) lane[0] += row[c];
-    for (c = 0; c < m; ++c) {
-        mn = row[c] < mn ? row[c] : mn;
-        mx = row[c] > mx ? row[c] : mx;
-    }
-    return {mn, mx, (lane[0] + lane[1]) + (lane[2] + lane[3])};
-}
 
 class HeatSolver {
 public:
@@ -90,8 +40,8 @@ private:
     unsigned plan_pass(size_t done) const;
     void pass(unsigned iterations);
     void band_pass(unsigned part, unsigned iterations);
-    const double *level_row(const double *ring, unsigned level, size_t row) const;
     gpk_heat_report report(const double *grid, size_t niter, double maxdiff) const;
+    bool checkpoint(size_t iter, double maxdiff);
     double elapsed() const;
     [[noreturn]] void out_of_memory() const;
 
@@ -104,6 +54,7 @@ private:
     HostArray<double> band_maxdiff_;         // parts_ x max_pass_
     HostArray<double> pass_maxdiff_;         // max_pass_
     HostArray<RowStats> row_stats_;
+    HostArray<double> checkpoint_; // n_ x m_ where checkpoints are asked for
     std::chrono::steady_clock::time_point start_;
 };
 
@@ -118,8 +69,8 @@ HeatSolver::HeatSolver(ThreadPool &pool, const HeatJob &job)
 
 // Names everything the run asks for: the grids, the row rings and the per-row and per-pass results.
 [[noreturn]] void HeatSolver::out_of_memory() const {
-    size_t doubles =
-        (2 * (n_ + 2) + size_t(parts_) * 3 * (max_pass_ - 1)) * pitch_ + (size_t(parts_) + 1) * max_pass_;
+    size_t doubles = (2 * (n_ + 2) + size_t(parts_) * 3 * (max_pass_ - 1)) * pitch_ +
+                     (size_t(parts_) + 1) * max_pass_ + (job_.on_checkpoint ? n_ * m_ : 0);
     out_of_host_memory("heat", doubles * sizeof(double) + n_ * sizeof(RowStats),
                        "two " + std::to_string(n_ + 2) + " x " + std::to_string(pitch_) +
                            " grids of doubles and their row buffers");
@@ -130,18 +81,20 @@ void HeatSolver::allocate() {
     bool ok = grid_a_.allocate((n_ + 2) * pitch_) && grid_b_.allocate((n_ + 2) * pitch_) &&
               rings_.allocate(size_t(parts_) * 3 * (max_pass_ - 1) * pitch_) &&
               band_maxdiff_.allocate(size_t(parts_) * max_pass_) && pass_maxdiff_.allocate(max_pass_) &&
-              row_stats_.allocate(n_);
+              row_stats_.allocate(n_) && checkpoint_.allocate(job_.on_checkpoint ? n_ * m_ : 0, false);
     if (!ok) out_of_memory();
 }
 
-// Interior from tinit, fixed halo rows copied from the first and last rows into both grids, and every
-// row's halo columns wrapped (the update wraps the rows it writes from then on).
+// Interior from tinit, fixed halo rows (job_.fixed_rows, or tinit's first and last rows) into both
+// grids, and every row's halo columns wrapped (the update wraps the rows it writes from then on).
 void HeatSolver::load_initial_grid() {
     double *a = grid_a_.get(), *b = grid_b_.get();
     for (size_t i = 1; i <= n_; ++i)
         std::memcpy(a + i * pitch_ + 1, job_.tinit + (i - 1) * m_, m_ * sizeof(double));
-    std::memcpy(a + 1, a + pitch_ + 1, m_ * sizeof(double));
-    std::memcpy(a + (n_ + 1) * pitch_ + 1, a + n_ * pitch_ + 1, m_ * sizeof(double));
+    const double *top = job_.fixed_rows ? job_.fixed_rows : job_.tinit;
+    const double *bottom = job_.fixed_rows ? job_.fixed_rows + m_ : job_.tinit + (n_ - 1) * m_;
+    std::memcpy(a + 1, top, m_ * sizeof(double));
+    std::memcpy(a + (n_ + 1) * pitch_ + 1, bottom, m_ * sizeof(double));
     for (size_t i = 0; i <= n_ + 1; ++i) {
         a[i * pitch_] = a[i * pitch_ + m_];
         a[i * pitch_ + m_ + 1] = a[i * pitch_ + 1];
@@ -152,44 +105,17 @@ void HeatSolver::load_initial_grid() {
     dst_ = b;
 }
 
-// A pass ends at the next periodic report (whose grid must then be whole) and at maxiter.
+// A pass ends at the next periodic report and checkpoint (whose grids must then be whole) and at maxiter.
 unsigned HeatSolver::plan_pass(size_t done) const {
-    size_t length = std::min<size_t>(max_pass_, job_.maxiter - done);
-    if (job_.period > 0) length = std::min(length, job_.period - done % job_.period);
-    return unsigned(length);
+    return unsigned(heat_pass_length(job_, done, max_pass_));
 }
 
-// Row `row` of iteration `level` of the current pass (level 0 is src_). The fixed halo rows are the
-// same at every level.
-const double *HeatSolver::level_row(const double *ring, unsigned level, size_t row) const {
-    if (level == 0 || row == 0 || row == n_ + 1) return src_ + row * pitch_;
-    return ring + ((level - 1) * 3 + row % 3) * pitch_;
-}
-
-// One band's wavefront: level s (iteration s of the pass) computes row j at step j + s - 1, after
-// level s-1 has produced rows j-1..j+1. Level s covers the own rows widened by (iterations - s) on
-// each side, so the last level needs nothing from the neighbours.
+// One band of the pass: the threads' rows, split evenly.
 void HeatSolver::band_pass(unsigned part, unsigned iterations) {
     size_t r0 = 1 + n_ * part / parts_, r1 = 1 + n_ * (part + 1) / parts_;
-    double *ring = rings_.get() + size_t(part) * 3 * (max_pass_ - 1) * pitch_;
-    double maxdiff[kMaxPassIterations] = {}; // local: the bands' slots share a cache line
-    auto lo = [&](unsigned s) {
-        size_t w = iterations - s;
-        return r0 > w + 1 ? r0 - w : size_t(1);
-    };
-    auto hi = [&](unsigned s) { return std::min(n_ + 1, r1 + (iterations - s)); };
-    for (size_t step = lo(1); step + 1 < hi(1) + iterations; ++step) {
-        for (unsigned s = 1; s <= iterations; ++s) {
-            if (step + 1 < s) break;
-            size_t j = step + 1 - s;
-            if (j < lo(s) || j >= hi(s)) continue;
-            double *out = s == iterations ? dst_ + j * pitch_ : ring + ((s - 1) * 3 + j % 3) * pitch_;
-            double d = update_row(level_row(ring, s - 1, j - 1), level_row(ring, s - 1, j),
-                                  level_row(ring, s - 1, j + 1), job_.conductivity + (j - 1) * m_, out, m_);
-            if (j >= r0 && j < r1) maxdiff[s - 1] = std::max(maxdiff[s - 1], d);
-        }
-    }
-    std::copy(maxdiff, maxdiff + iterations, band_maxdiff_.get() + size_t(part) * max_pass_);
+    double *ring = rings_.get() + size_t(part) * band_ring_doubles(max_pass_, pitch_);
+    cpu::band_pass(PassGrid{src_, dst_, n_ + 2, m_, pitch_, job_.conductivity}, r0, r1, iterations, ring,
+                   band_maxdiff_.get() + size_t(part) * max_pass_);
 }
 
 void HeatSolver::pass(unsigned iterations) {
@@ -219,23 +145,29 @@ gpk_heat_report HeatSolver::report(const double *grid, size_t niter, double maxd
     r.maxdiff = maxdiff;
     r.tmin = row_stats_[0].min;
     r.tmax = row_stats_[0].max;
-    double sum = 0;
     for (const RowStats &s : row_stats_) {
         r.tmin = std::min(r.tmin, s.min);
         r.tmax = std::max(r.tmax, s.max);
-        sum += s.sum;
     }
-    r.tavg = sum / double(n_ * m_);
+    r.tavg = heat_mean(n_, m_, [&](size_t i) { return row_stats_[i].sum; });
     r.time = elapsed();
     return r;
 }
 
+// Hands the newest grid (dst_: passes end at checkpoints) to the checkpoint callback; true to stop.
+bool HeatSolver::checkpoint(size_t iter, double maxdiff) {
+    for (size_t i = 0; i < n_; ++i)
+        std::memcpy(checkpoint_.get() + i * m_, dst_ + (i + 1) * pitch_ + 1, m_ * sizeof(double));
+    return job_.on_checkpoint(iter, maxdiff, checkpoint_.get(), job_.user_data) != 0;
+}
+
 void HeatSolver::run() {
     check_heat_inputs(job_.tinit, job_.conductivity, n_, m_);
+    if (job_.fixed_rows) check_fixed_rows(job_.fixed_rows, m_);
     allocate();
     load_initial_grid();
     start_ = std::chrono::steady_clock::now();
-    size_t done = 0;
+    size_t done = job_.start_iteration;
     double maxdiff = 0;
     const char *stopped_by = nullptr; // the callback that cancelled the run
     while (done < job_.maxiter) {
@@ -252,6 +184,8 @@ void HeatSolver::run() {
             if (job_.on_progress && job_.progress_interval > 0 && iter % job_.progress_interval == 0 &&
                 job_.on_progress(iter, maxdiff, elapsed(), job_.user_data))
                 stopped_by = stopped_by ? stopped_by : "progress";
+            if (!converged && heat_checkpoint_due(job_, iter) && checkpoint(iter, maxdiff))
+                stopped_by = stopped_by ? stopped_by : "checkpoint";
             if (stopped_by && (converged || iter == job_.maxiter)) stopped_by = nullptr; // ended anyway
             if (converged || stopped_by) stop_at = s;
         }
