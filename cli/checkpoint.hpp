@@ -65,8 +65,9 @@ public:
 
     bool writing() const { return !path_.empty(); }
 
-    // The on_checkpoint callback's work: writes the file; on failure keeps the message and returns 1
-    // (stop the run), 0 otherwise.
+    // The on_checkpoint callback's work: writes the file (under mpirun `grid` is the rank's block, and
+    // rank 0 writes the gathered grid); on failure keeps the message and returns 1 (stop the run), 0
+    // otherwise.
     int save(size_t niter, double maxdiff, const double *grid);
 
     // After the run: throws the failure save() met, if any.
@@ -78,6 +79,7 @@ private:
     std::string resume_path_, error_;
     CheckpointHeader header_;
     std::vector<double> fixed_rows_;
+    std::vector<double> gathered_; // under mpirun, rank 0's copy of the whole grid
 };
 
 } // namespace gpkcli

@@ -8,6 +8,7 @@
 #include "image_io.hpp"
 #include "npy.hpp"
 #include "plot.hpp"
+#include "ranks.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -186,7 +187,7 @@ struct InterruptScope {
 class ProgressBar {
 public:
     ProgressBar(size_t maxiter, size_t cells)
-        : maxiter_(maxiter), cells_(cells), enabled_(isatty(STDERR_FILENO)) {}
+        : maxiter_(maxiter), cells_(cells), enabled_(isatty(STDERR_FILENO) && ranks::root()) {}
     void update(size_t niter, double maxdiff, double time);
     void clear();
 
@@ -328,7 +329,7 @@ int run_heat(const Args &args) {
     if (!s.temperature_path.empty())
         temperature = load_field(s.temperature_path, s, s.io_tmin, s.io_tmax, false);
     if (!s.conductivity_path.empty()) conductivity = load_field(s.conductivity_path, s, 0.0, 1.0, true);
-    Context ctx = open_context(s.backend);
+    Context ctx = ranks::open_context(s.backend);
 
     HeatRun run{s,
                 ProgressBar(s.maxiter, s.rows * s.cols),
@@ -343,8 +344,8 @@ int run_heat(const Args &args) {
     gpk_status status;
     {
         InterruptScope interrupt_scope;
-        status = gpk_heat_run(ctx.get(), &params, temperature.data(), conductivity.data(),
-                              grid.empty() ? nullptr : grid.data(), &final);
+        status = ranks::heat_run(ctx.get(), &params, temperature.data(), conductivity.data(),
+                                 grid.empty() ? nullptr : grid.data(), &final);
     }
     run.bar.clear();
     run.checkpoints.rethrow();
@@ -352,11 +353,11 @@ int run_heat(const Args &args) {
     if (!interrupted) check_status(status, ctx.get(), "heat");
     if (s.json) print_json(run, gpk_context_backend(ctx.get()), interrupted);
     if (interrupted) {
-        std::fprintf(stderr, "gpk heat: interrupted after %zu iterations\n", final.niter);
+        if (ranks::root()) std::fprintf(stderr, "gpk heat: interrupted after %zu iterations\n", final.niter);
         return kExitInterrupted;
     }
-    if (!s.map_path.empty()) write_heat_map(s, grid, final);
-    if (!s.save_path.empty()) write_npy(s.save_path, GPK_F64, {s.rows, s.cols}, grid.data());
+    if (!s.map_path.empty() && ranks::root()) write_heat_map(s, grid, final); // rank 0 writes under mpirun
+    if (!s.save_path.empty() && ranks::root()) write_npy(s.save_path, GPK_F64, {s.rows, s.cols}, grid.data());
     return kExitOk;
 }
 

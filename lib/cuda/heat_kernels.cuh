@@ -142,7 +142,8 @@ __global__ void __launch_bounds__(Threads)
 
 // Input checks on device data: the smallest row-major index of a non-finite temperature (read from the
 // grid's interior) or of a conductivity outside [0, 1] (or NaN) goes to *first (initialised to all ones).
-__global__ void first_bad_temperature_kernel(Grids g, int buffer, unsigned long long *first) {
+// Internal linkage: this header is included by heat.cu and heat_slab.cu.
+static __global__ void first_bad_temperature_kernel(Grids g, int buffer, unsigned long long *first) {
     const double *cells = g.cells[buffer];
     for (size_t i = blockIdx.y; i < g.rows; i += gridDim.y)
         for (size_t j = (size_t)blockIdx.x * blockDim.x + threadIdx.x; j < g.cols;
@@ -151,7 +152,7 @@ __global__ void first_bad_temperature_kernel(Grids g, int buffer, unsigned long 
                 atomicMin(first, (unsigned long long)(i * g.cols + j));
 }
 
-__global__ void first_bad_conductivity_kernel(const double *cond, size_t n, unsigned long long *first) {
+static __global__ void first_bad_conductivity_kernel(const double *cond, size_t n, unsigned long long *first) {
     for (size_t k = (size_t)blockIdx.x * blockDim.x + threadIdx.x; k < n;
          k += (size_t)gridDim.x * blockDim.x) {
         double w = cond[k];

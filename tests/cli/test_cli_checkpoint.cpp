@@ -64,17 +64,7 @@ std::vector<std::string> heat_args(size_t maxiter, const std::vector<std::string
 bool run_and_kill(const std::vector<std::string> &args, const std::string &file, size_t past) {
     std::vector<std::string> argv = args;
     argv.insert(argv.begin(), gpk_path());
-    pid_t pid = fork();
-    if (pid == 0) {
-        int devnull = open("/dev/null", O_WRONLY);
-        dup2(devnull, STDOUT_FILENO);
-        dup2(devnull, STDERR_FILENO);
-        std::vector<char *> raw;
-        for (auto &a : argv) raw.push_back(&a[0]);
-        raw.push_back(nullptr);
-        execv(raw[0], raw.data());
-        _exit(127);
-    }
+    const pid_t pid = proc::spawn_quiet(argv);
     for (int waited = 0; waited < 120000; waited += 5) {
         int status = 0;
         if (waitpid(pid, &status, WNOHANG) == pid) return false; // it ended by itself
