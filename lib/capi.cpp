@@ -723,19 +723,30 @@ GPK_API unsigned gpk_internal_heat_slab_levels(const gpk_context *ctx) {
 }
 
 GPK_API gpk_status gpk_internal_heat_slab_create(gpk_internal_heat_slab **out, gpk_context *ctx, size_t rows,
-                                                 size_t cols, const double *cells,
-                                                 const double *conductivity) {
+                                                 size_t cols, const double *const cells[3],
+                                                 const size_t cell_rows[3],
+                                                 const double *const conductivity[3],
+                                                 const size_t conductivity_rows[3]) {
     return with_context(ctx, [&] {
         require(out, "out");
         *out = nullptr;
-        require(cells, "cells");
-        require(conductivity, "conductivity");
         if (rows < 3 || cols == 0) invalid("a heat slab needs 3 rows and 1 column at least");
         gpk::HeatSlabJob job;
         job.rows = rows;
         job.cols = cols;
-        job.cells = cells;
-        job.conductivity = conductivity;
+        size_t cells_total = 0, cond_total = 0;
+        for (int k = 0; k < 3; ++k) {
+            if ((cell_rows[k] && !cells[k]) || (conductivity_rows[k] && !conductivity[k]))
+                invalid("a NULL piece");
+            job.cells.data[k] = cells[k];
+            job.cells.counts[k] = cell_rows[k];
+            job.conductivity.data[k] = conductivity[k];
+            job.conductivity.counts[k] = conductivity_rows[k];
+            cells_total += cell_rows[k];
+            cond_total += conductivity_rows[k];
+        }
+        if (cells_total != rows || cond_total != rows - 2)
+            invalid("the slab's pieces do not add up to its rows");
         auto slab = std::make_unique<gpk_internal_heat_slab>();
         slab->ctx = ctx;
         slab->slab = ctx->backend->heat_slab(job);

@@ -31,11 +31,14 @@ typedef struct gpk_internal_heat_slab gpk_internal_heat_slab;
 /** Most iterations a slab pass of the context's backend takes (before a slab exists). */
 GPK_API unsigned gpk_internal_heat_slab_levels(const gpk_context *ctx);
 
-/** A slab of rows x cols cells (rows >= 3; host memory, copied): rows 0 and rows-1 stay fixed within a
- *  pass; conductivity holds rows 1..rows-2. Messages go to ctx, which must outlive the slab. */
+/** A slab of rows x cols cells (rows >= 3; host memory, copied), given in up to three consecutive pieces of
+ *  cell_rows[k] rows at cells[k]: rows 0 and rows-1 stay fixed within a pass; the conductivity pieces hold
+ *  rows 1..rows-2. Messages go to ctx, which must outlive the slab. */
 GPK_API gpk_status gpk_internal_heat_slab_create(gpk_internal_heat_slab **out, gpk_context *ctx, size_t rows,
-                                                 size_t cols, const double *cells,
-                                                 const double *conductivity);
+                                                 size_t cols, const double *const cells[3],
+                                                 const size_t cell_rows[3],
+                                                 const double *const conductivity[3],
+                                                 const size_t conductivity_rows[3]);
 GPK_API void gpk_internal_heat_slab_destroy(gpk_internal_heat_slab *slab);
 
 /** The halo exchange of a pass (engine/heat_slab.hpp, HaloExchange): buffers of depth * cols doubles. */

@@ -10,6 +10,7 @@
 #include "engine/heat_slab.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 
@@ -42,10 +43,15 @@ private:
     unsigned threads_;
     HostArray<double> grid_a_, grid_b_, cond_, rings_, band_maxdiff_, buffers_;
     double *src_ = nullptr, *dst_ = nullptr;
+    // The exchange overlaps the rows between the edges; GPK_TEST_MPI_OVERLAP=0 (NOTES.md, internal knobs)
+    // computes them first instead, for benchmarks of what the overlap hides.
+    bool overlap_ = true;
 };
 
 CpuHeatSlab::CpuHeatSlab(ThreadPool &pool, const HeatSlabJob &job)
     : pool_(pool), rows_(job.rows), m_(job.cols), pitch_(job.cols + 2) {
+    const char *knob = std::getenv("GPK_TEST_MPI_OVERLAP");
+    overlap_ = !(knob && std::string(knob) == "0");
     threads_ = rows_ * m_ >= kParallelCells ? pool.size() : 1;
     // Rings: one per thread and two for the edges; maxima: one row per thread and per edge.
     const size_t ring = band_ring_doubles(kSlabLevels, pitch_);
@@ -58,10 +64,15 @@ CpuHeatSlab::CpuHeatSlab(ThreadPool &pool, const HeatSlabJob &job)
             "heat", (2 * rows_ * pitch_ + (threads_ + 2) * ring + 4 * kSlabLevels * m_) * sizeof(double),
             "a slab of two " + std::to_string(rows_) + " x " + std::to_string(pitch_) +
                 " grids and its row buffers");
-    std::memcpy(cond_.get(), job.conductivity, (rows_ - 2) * m_ * sizeof(double));
-    for (size_t i = 0; i < rows_; ++i) put_row(grid_a_.get(), i, job.cells + i * m_);
-    put_row(grid_b_.get(), 0, job.cells);
-    put_row(grid_b_.get(), rows_ - 1, job.cells + (rows_ - 1) * m_);
+    job.conductivity.each([&](size_t first, size_t count, const double *values) {
+        std::memcpy(cond_.get() + first * m_, values, count * m_ * sizeof(double));
+    });
+    job.cells.each([&](size_t first, size_t count, const double *values) {
+        for (size_t i = 0; i < count; ++i) put_row(grid_a_.get(), first + i, values + i * m_);
+    });
+    std::memcpy(grid_b_.get(), grid_a_.get(), pitch_ * sizeof(double));
+    std::memcpy(grid_b_.get() + (rows_ - 1) * pitch_, grid_a_.get() + (rows_ - 1) * pitch_,
+                pitch_ * sizeof(double));
     src_ = grid_a_.get();
     dst_ = grid_b_.get();
 }
@@ -143,10 +154,11 @@ void CpuHeatSlab::exchanged_pass(unsigned levels, size_t own_begin, size_t own_e
     }
     pool_.run(
         [&](unsigned part, unsigned parts) {
-            if (part == 0) once.run();
+            if (part == 0 && overlap_) once.run();
             bands(edge_top, edge_bottom, levels, part, parts, 0);
         },
         threads_);
+    once.run(); // without overlap (GPK_TEST_MPI_OVERLAP=0): after every row
 }
 
 void CpuHeatSlab::read_rows(size_t first, size_t count, double *out) {

@@ -10,10 +10,25 @@
 
 namespace gpk {
 
+// Rows of `cols` values in up to three consecutive pieces of host memory (a rank's own rows stay in the
+// caller's array, its halo rows in the layer's): piece k holds counts[k] rows at data[k].
+struct RowPieces {
+    const double *data[3] = {nullptr, nullptr, nullptr};
+    size_t counts[3] = {0, 0, 0};
+    // Calls copy(first_row, rows, values) for each non-empty piece, in order.
+    template <class Copy> void each(Copy &&copy) const {
+        size_t first = 0;
+        for (int k = 0; k < 3; ++k) {
+            if (counts[k]) copy(first, counts[k], data[k]);
+            first += counts[k];
+        }
+    }
+};
+
 struct HeatSlabJob {
-    size_t rows = 0, cols = 0;            // rows >= 3
-    const double *cells = nullptr;        // rows * cols, host memory: the first current grid
-    const double *conductivity = nullptr; // (rows - 2) * cols, host memory: of rows 1..rows-2
+    size_t rows = 0, cols = 0; // rows >= 3
+    RowPieces cells;           // rows in all: the first current grid
+    RowPieces conductivity;    // rows - 2 in all: of rows 1..rows-2
 };
 
 // The halo exchange of one pass. The slab computes the rows the neighbours need first, hands them over,

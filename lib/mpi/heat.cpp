@@ -104,10 +104,8 @@ void DistributedHeat::set_up(const double *tinit, const double *conductivity) {
     links_ = Neighbours{team_.comm(), up ? team_.rank() - 1 : MPI_PROC_NULL,
                         down ? team_.rank() + 1 : MPI_PROC_NULL, int(depth_ * m_)};
     const size_t rows = above_ + own + below_;
-    std::vector<double> cells, cond, halo;
+    std::vector<double> halo;
     team_.step([&] {
-        cells.resize(rows * m_);
-        cond.resize((rows - 2) * m_);
         halo.resize(4 * depth_ * m_); // received temperatures above, below; conductivities above, below
         mins_.resize(own);
         maxs_.resize(own);
@@ -119,22 +117,20 @@ void DistributedHeat::set_up(const double *tinit, const double *conductivity) {
     exchange_rows(links_, tinit, tinit + (own - depth_) * m_, halo.data(), halo.data() + n);
     exchange_rows(links_, conductivity, conductivity + (own - depth_) * m_, halo.data() + 2 * n,
                   halo.data() + 3 * n);
-    double *c = cells.data();
+    // The slab in pieces: the rows above, the own rows (the caller's), the rows below; conductivities of
+    // slab rows 1..rows-2: the received rows but the outermost, then the own rows.
     const double *top = up ? halo.data() : p_.fixed_rows ? p_.fixed_rows : tinit;
     const double *bottom = down            ? halo.data() + n
                            : p_.fixed_rows ? p_.fixed_rows + m_
                                            : tinit + (own - 1) * m_;
-    std::copy_n(top, above_ * m_, c);
-    std::copy_n(tinit, own * m_, c + above_ * m_);
-    std::copy_n(bottom, below_ * m_, c + (above_ + own) * m_);
-    // Conductivities of slab rows 1..rows-2: the received rows but the outermost, then the own rows.
-    double *w = cond.data();
-    if (up) w = std::copy_n(halo.data() + 2 * n + m_, (depth_ - 1) * m_, w);
-    w = std::copy_n(conductivity, own * m_, w);
-    if (down) std::copy_n(halo.data() + 3 * n, (depth_ - 1) * m_, w);
+    const double *const cells[3] = {top, tinit, bottom};
+    const size_t cell_rows[3] = {above_, own, below_};
+    const double *const cond[3] = {halo.data() + 2 * n + m_, conductivity, halo.data() + 3 * n};
+    const size_t cond_rows[3] = {above_ - 1, own, below_ - 1};
     team_.step([&] {
         gpk_internal_heat_slab *s = nullptr;
-        Outcome o = outcome_of(gpk_internal_heat_slab_create(&s, ctx_, rows, m_, c, cond.data()), ctx_);
+        Outcome o = outcome_of(
+            gpk_internal_heat_slab_create(&s, ctx_, rows, m_, cells, cell_rows, cond, cond_rows), ctx_);
         slab_.reset(s);
         if (o.failed()) throw Error(o.status, o.message);
     });
