@@ -291,6 +291,8 @@ GPK_API gpk_status gpk_heat_params_init(gpk_heat_params *params);
  *  end. If a callback asks to stop, the run ends after the current iteration, tfinal and final hold that
  *  state, the final report is still delivered, and the call returns GPK_ERR_CANCELLED.
  *
+ *  Callbacks of one iteration come in this order: periodic report, progress, checkpoint.
+ *
  *  Checkpoints and resuming: with on_checkpoint and checkpoint_interval, the grid is handed over at
  *  every multiple of checkpoint_interval; a later call with that grid as tinit, start_iteration set to
  *  its iteration and the original fixed_rows gives the same final grid and reports, bit for bit, as
