@@ -5,8 +5,10 @@
 #include "cuda/check.cuh"
 #include "cuda/heat_blocked.cuh"
 #include "cuda/heat_kernels.cuh"
+#include "cuda/heat_pass.cuh"
 #include "cuda/pointer.cuh"
 #include "engine/error.hpp"
+#include "engine/heat_rules.hpp"
 #include "engine/validate.hpp"
 
 #include <algorithm>
@@ -15,6 +17,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <memory>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -23,16 +26,15 @@ namespace {
 
 using heat::DeviceState;
 using heat::Grids;
-using heat::GridStats;
 using heat::PassShape;
 
-constexpr int kPassThreads = 256;
-constexpr int kMaxLevels = 4; // iterations per pass: 4 fits 128 registers, two blocks per SM
-constexpr auto pass_kernel_ = heat::pass_kernel<kMaxLevels, kPassThreads>;
-constexpr size_t kPassShared = sizeof(heat::PassShared<kMaxLevels, kPassThreads>);
+using heat::kMaxLevels;
+using heat::kPassShared;
+using heat::kPassThreads;
+using heat::pass_kernel_;
 constexpr int kFinishThreads = 256;
 constexpr int kStatsThreads = 256;
-constexpr int kStatsBlocks = 1024; // fixed: the sum's order depends on it
+constexpr int kStatsBlocks = 2048; // at most; each row's sum is the same whatever the count
 constexpr unsigned kLogCapacity = 4096;
 constexpr size_t kMaxBatch = 1024; // iterations enqueued before the host looks at the state
 
@@ -103,6 +105,7 @@ private:
     void read_state();
     size_t batch_end(size_t done, size_t batch) const;
     const char *deliver_callbacks(size_t done, size_t last, bool converged);
+    bool checkpoint(size_t iter, double maxdiff);
     gpk_heat_report report(size_t niter, double maxdiff, double seconds) const;
     double seconds() const;
 
@@ -112,11 +115,12 @@ private:
     const double *cond_ = nullptr;
     DeviceArray<double> cells_, cond_copy_, level_partials_, log_;
     DeviceArray<DeviceState> state_;
-    DeviceArray<GridStats> stats_partials_, stats_;
+    DeviceArray<double> row_stats_; // min, max and sum of each row, N each
     DeviceArray<unsigned long long> first_bad_;
     PinnedArray<DeviceState> host_state_;
-    PinnedArray<GridStats> host_stats_;
+    PinnedArray<double> host_row_stats_;
     PinnedArray<double> host_log_;
+    std::unique_ptr<double[]> checkpoint_; // N*M where checkpoints are asked for
     dim3 pass_grid_;
     PassShape shape_{};
     int max_levels_ = kMaxLevels;
@@ -136,7 +140,7 @@ void HeatRun::allocate() {
                                         " grid needs more than SIZE_MAX bytes of device memory");
     size_t grid_bytes = 2 * (N + 2) * pitch * sizeof(double);
     size_t need = grid_bytes + (cond_on_device ? 0 : N * M * sizeof(double)) + nparts * sizeof(double) +
-                  kLogCapacity * sizeof(double) + kStatsBlocks * sizeof(GridStats) + (1 << 16);
+                  kLogCapacity * sizeof(double) + 3 * N * sizeof(double) + (1 << 16);
     size_t usable = usable_device_memory();
     if (need > usable)
         fail(GPK_ERR_OUT_OF_MEMORY, "heat: a " + std::to_string(N) + " x " + std::to_string(M) +
@@ -156,29 +160,45 @@ void HeatRun::allocate() {
     check(cudaMemsetAsync(log_.get(), 0, kLogCapacity * sizeof(double), stream_),
           "cudaMemsetAsync (maxdiff log)");
     state_ = device_alloc<DeviceState>(1, "the run state");
-    stats_blocks_ = (int)std::min<size_t>(N, kStatsBlocks);
-    stats_partials_ = device_alloc<GridStats>(stats_blocks_, "report partials");
-    stats_ = device_alloc<GridStats>(1, "the report");
-    // A periodic report that convergence skips leaves the report unwritten, and it is copied back all the
-    // same (the host then ignores it): it must not be garbage either.
-    check(cudaMemsetAsync(stats_.get(), 0, sizeof(GridStats), stream_), "cudaMemsetAsync (report)");
+    stats_blocks_ = (int)std::min<size_t>((N + kStatsThreads / 32 - 1) / (kStatsThreads / 32), kStatsBlocks);
+    row_stats_ = device_alloc<double>(3 * N, "the rows' statistics");
+    // A periodic report that convergence skips leaves the statistics unwritten, and they are copied back
+    // all the same (the host then ignores them): they must not be garbage either.
+    check(cudaMemsetAsync(row_stats_.get(), 0, 3 * N * sizeof(double), stream_),
+          "cudaMemsetAsync (row statistics)");
     first_bad_ = device_alloc<unsigned long long>(1, "the input check");
     host_state_ = pinned_alloc<DeviceState>(1);
-    host_stats_ = pinned_alloc<GridStats>(1);
+    host_row_stats_ = pinned_alloc<double>(3 * N);
     host_log_ = pinned_alloc<double>(kLogCapacity);
+    if (job_.on_checkpoint) {
+        checkpoint_.reset(new (std::nothrow) double[N * M]);
+        if (!checkpoint_)
+            fail(GPK_ERR_OUT_OF_MEMORY, "heat: out of host memory allocating " +
+                                            std::to_string(N * M * sizeof(double)) +
+                                            " bytes for checkpoints");
+    }
 }
 
-// Interior rows 1..N of both grids from tinit; halo rows 0 and N+1 copy rows 1 and N (fixed for the run).
+// Interior rows 1..N of both grids from tinit; halo rows 0 and N+1 (fixed for the run) from
+// job_.fixed_rows, or copies of rows 1 and N.
 void HeatRun::upload() {
     const size_t N = job_.rows, M = job_.cols, P = grids_.pitch;
+    std::vector<double> fixed;
+    if (job_.fixed_rows) { // host or device memory: checked on the host, 2 * M values
+        fixed.resize(2 * M);
+        check(cudaMemcpy(fixed.data(), job_.fixed_rows, 2 * M * sizeof(double), cudaMemcpyDefault),
+              "cudaMemcpy (fixed_rows)");
+        check_fixed_rows(fixed.data(), M);
+    }
     for (double *cells : grids_.cells) {
         check(cudaMemcpy2DAsync(cells + P, P * sizeof(double), job_.tinit, M * sizeof(double),
                                 M * sizeof(double), N, cudaMemcpyDefault, stream_),
               "cudaMemcpy2DAsync (tinit)");
-        check(cudaMemcpyAsync(cells, cells + P, M * sizeof(double), cudaMemcpyDeviceToDevice, stream_),
+        const double *top = fixed.empty() ? cells + P : fixed.data();
+        const double *bottom = fixed.empty() ? cells + N * P : fixed.data() + M;
+        check(cudaMemcpyAsync(cells, top, M * sizeof(double), cudaMemcpyDefault, stream_),
               "cudaMemcpyAsync (top halo)");
-        check(cudaMemcpyAsync(cells + (N + 1) * P, cells + N * P, M * sizeof(double),
-                              cudaMemcpyDeviceToDevice, stream_),
+        check(cudaMemcpyAsync(cells + (N + 1) * P, bottom, M * sizeof(double), cudaMemcpyDefault, stream_),
               "cudaMemcpyAsync (bottom halo)");
     }
     if (cond_copy_)
@@ -186,6 +206,7 @@ void HeatRun::upload() {
                               stream_),
               "cudaMemcpyAsync (conductivity)");
     DeviceState s{};
+    s.iter = job_.start_iteration;
     *host_state_.get() = s;
     check(cudaMemcpyAsync(state_.get(), host_state_.get(), sizeof s, cudaMemcpyHostToDevice, stream_),
           "cudaMemcpyAsync (state)");
@@ -225,35 +246,15 @@ void HeatRun::check_device_inputs() {
     }
 }
 
-// Pass geometry: strips of W columns; H rows per block chosen to minimise the modelled time, (waves of
-// resident blocks) x (steps of one block: H plus the T-row overlaps and the pipeline's fill), so that
-// neither a partly filled last wave nor the overlaps cost much.
 void HeatRun::plan_passes() {
     if (const char *knob = std::getenv("GPK_TEST_HEAT_PASS_LEVELS")) {
         int v = std::atoi(knob);
         if (v >= 1 && v <= kMaxLevels) max_levels_ = v;
     }
-    const size_t N = job_.rows, M = job_.cols;
-    shape_.strip = kPassThreads - 2 * kMaxLevels;
-    const size_t nx = (M + shape_.strip - 1) / shape_.strip;
-    int device = 0, sms = 1, per_sm = 1;
-    check(cudaGetDevice(&device), "cudaGetDevice");
-    check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "cudaDeviceGetAttribute");
-    check(cudaFuncSetAttribute(pass_kernel_, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)kPassShared),
-          "cudaFuncSetAttribute (heat pass_kernel)");
-    check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, pass_kernel_, kPassThreads, kPassShared),
-          "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
-    const size_t slots = (size_t)sms * (size_t)std::max(per_sm, 1);
-    const size_t h_min = std::max<size_t>(2 * kMaxLevels, (N + 65534) / 65535);
-    size_t best = N;
-    double best_cost = INFINITY;
-    for (size_t h = h_min; h <= std::min(N, std::max<size_t>(h_min, 4096)); ++h) {
-        size_t blocks = nx * ((N + h - 1) / h);
-        double cost = (double)((blocks + slots - 1) / slots) * ((double)h + 2.5 * kMaxLevels);
-        if (cost < best_cost) best_cost = cost, best = h;
-    }
-    shape_.rows_per_block = (int)best;
-    pass_grid_ = dim3((unsigned)nx, (unsigned)((N + best - 1) / best));
+    shape_ = heat::plan_pass_shape(job_.rows, job_.cols);
+    shape_.row_begin = 1;
+    shape_.row_end = (long long)job_.rows + 1;
+    pass_grid_ = heat::pass_grid(shape_, job_.cols, job_.rows);
 }
 
 // A pass of `levels` iterations, the bookkeeping of its maxdiffs, and the recomputation that runs only
@@ -280,17 +281,16 @@ void HeatRun::enqueue_iterations(size_t count) {
     }
 }
 
-// Statistics of the newest grid into stats_; a periodic one is skipped once the run has converged.
+// Statistics of the newest grid's rows into row_stats_, copied to the host; a periodic one is skipped once
+// the run has converged.
 void HeatRun::enqueue_stats(bool periodic) {
-    heat::stats_kernel<kStatsThreads>
-        <<<stats_blocks_, kStatsThreads, 0, stream_>>>(grids_, state_.get(), periodic, stats_partials_.get());
-    check_launch("heat stats_kernel");
-    heat::stats_finish_kernel<kStatsThreads><<<1, kStatsThreads, 0, stream_>>>(
-        stats_partials_.get(), stats_blocks_, state_.get(), periodic, stats_.get());
-    check_launch("heat stats_finish_kernel");
-    check(
-        cudaMemcpyAsync(host_stats_.get(), stats_.get(), sizeof(GridStats), cudaMemcpyDeviceToHost, stream_),
-        "cudaMemcpyAsync (report)");
+    const size_t N = job_.rows;
+    double *rs = row_stats_.get();
+    heat::row_stats_kernel<kStatsThreads><<<stats_blocks_, kStatsThreads, 0, stream_>>>(
+        grids_, state_.get(), periodic, 1, N, rs, rs + N, rs + 2 * N);
+    check_launch("heat row_stats_kernel");
+    check(cudaMemcpyAsync(host_row_stats_.get(), rs, 3 * N * sizeof(double), cudaMemcpyDeviceToHost, stream_),
+          "cudaMemcpyAsync (row statistics)");
 }
 
 void HeatRun::read_state() {
@@ -311,13 +311,32 @@ size_t HeatRun::batch_end(size_t done, size_t batch) const {
     if (job_.on_progress && job_.progress_interval)
         end = std::min(end, next_multiple(job_.progress_interval));
     if (job_.on_report && job_.period) end = std::min(end, next_multiple(job_.period));
+    if (job_.on_checkpoint && job_.checkpoint_interval)
+        end = std::min(end, next_multiple(job_.checkpoint_interval));
     return end;
 }
 
+// The report from the rows' statistics last copied back.
 gpk_heat_report HeatRun::report(size_t niter, double maxdiff, double secs) const {
-    const GridStats &s = *host_stats_.get();
-    return gpk_heat_report{niter, s.tmin, s.tmax, maxdiff, s.sum / ((double)job_.rows * (double)job_.cols),
-                           secs};
+    const size_t N = job_.rows;
+    const double *mins = host_row_stats_.get(), *maxs = mins + N, *sums = mins + 2 * N;
+    gpk_heat_report r{niter, mins[0], maxs[0], maxdiff, 0.0, secs};
+    for (size_t i = 0; i < N; ++i) {
+        r.tmin = std::min(r.tmin, mins[i]);
+        r.tmax = std::max(r.tmax, maxs[i]);
+    }
+    r.tavg = heat_mean(N, job_.cols, [&](size_t i) { return sums[i]; });
+    return r;
+}
+
+// Hands the newest grid (batches end at checkpoints) to the checkpoint callback; true to stop.
+bool HeatRun::checkpoint(size_t iter, double maxdiff) {
+    check(cudaMemcpy2DAsync(checkpoint_.get(), job_.cols * sizeof(double),
+                            grids_.cells[host_state_[0].buffer] + grids_.pitch, grids_.pitch * sizeof(double),
+                            job_.cols * sizeof(double), job_.rows, cudaMemcpyDeviceToHost, stream_),
+          "cudaMemcpy2DAsync (checkpoint)");
+    check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize (checkpoint)");
+    return job_.on_checkpoint(iter, maxdiff, checkpoint_.get(), job_.user_data) != 0;
 }
 
 double HeatRun::seconds() const {
@@ -339,6 +358,8 @@ const char *HeatRun::deliver_callbacks(size_t done, size_t last, bool converged)
         if (job_.on_progress && job_.progress_interval && it % job_.progress_interval == 0 &&
             job_.on_progress(it, maxdiff, seconds(), job_.user_data) && !stopped_by)
             stopped_by = "progress";
+        if (!converged_here && heat_checkpoint_due(job_, it) && checkpoint(it, maxdiff) && !stopped_by)
+            stopped_by = "checkpoint";
         if (stopped_by && (converged_here || it == job_.maxiter)) stopped_by = nullptr;
         if (stopped_by) return stopped_by;
     }
@@ -352,7 +373,7 @@ void HeatRun::run() {
     upload();
     if (!host_inputs) check_device_inputs();
     start_ = std::chrono::steady_clock::now();
-    size_t done = 0, batch = 8;
+    size_t done = job_.start_iteration, batch = 8;
     const char *stopped_by = nullptr;
     for (;;) {
         const size_t end = batch_end(done, batch);
@@ -383,6 +404,33 @@ void HeatRun::run() {
 }
 
 } // namespace
+
+// Pass geometry: strips of W columns; H rows per block chosen to minimise the modelled time, (waves of
+// resident blocks) x (steps of one block: H plus the T-row overlaps and the pipeline's fill), so that
+// neither a partly filled last wave nor the overlaps cost much.
+heat::PassShape heat::plan_pass_shape(size_t N, size_t M) {
+    PassShape shape{};
+    shape.strip = kPassThreads - 2 * kMaxLevels;
+    const size_t nx = (M + shape.strip - 1) / shape.strip;
+    int device = 0, sms = 1, per_sm = 1;
+    check(cudaGetDevice(&device), "cudaGetDevice");
+    check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "cudaDeviceGetAttribute");
+    check(cudaFuncSetAttribute(pass_kernel_, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)kPassShared),
+          "cudaFuncSetAttribute (heat pass_kernel)");
+    check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, pass_kernel_, kPassThreads, kPassShared),
+          "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
+    const size_t slots = (size_t)sms * (size_t)std::max(per_sm, 1);
+    const size_t h_min = std::max<size_t>(2 * kMaxLevels, (N + 65534) / 65535);
+    size_t best = N;
+    double best_cost = INFINITY;
+    for (size_t h = h_min; h <= std::min(N, std::max<size_t>(h_min, 4096)); ++h) {
+        size_t blocks = nx * ((N + h - 1) / h);
+        double cost = (double)((blocks + slots - 1) / slots) * ((double)h + 2.5 * kMaxLevels);
+        if (cost < best_cost) best_cost = cost, best = h;
+    }
+    shape.rows_per_block = (int)std::max<size_t>(best, 1);
+    return shape;
+}
 
 void heat_run(const HeatJob &job, cudaStream_t stream) {
     HeatRun(job, stream).run();

@@ -31,11 +31,6 @@ struct DeviceState {
     int converged;                // set once an iteration's maxdiff < threshold
 };
 
-// Min, max and sum over the interior of one grid.
-struct GridStats {
-    double tmin, tmax, sum;
-};
-
 // One iteration's value of a cell. `ns` = north + south, `h` = west + east of the cell's row, `hn`/`hs` the
 // same sums of the rows above and below. Explicit rounding intrinsics fix the arithmetic (no contraction
 // left to the compiler), so that every kernel computing a cell gets the same bits.
@@ -110,72 +105,45 @@ __global__ void __launch_bounds__(Threads)
     }
 }
 
-// Min, max and sum of the interior of the newest grid: block b takes rows b, b + gridDim.x, ...; thread t
-// columns t, t + Threads, ... Fixed assignment and fixed reduction trees make the sum deterministic.
+// Min, max and sum of each of rows first_row .. first_row + count - 1 of the newest grid, a warp per row:
+// lane l adds columns l, l + 32, ... in order, then a fixed butterfly combines the lanes (each addition
+// commutes, so every lane ends with the same bits). A row's sum therefore does not depend on the grid or
+// slab it lies in, and the host adds the rows in order (heat_mean): any split of the grid into row blocks
+// gives the same mean.
 template <int Threads>
 __global__ void __launch_bounds__(Threads)
-    stats_kernel(Grids g, const DeviceState *state, bool skip_if_converged, GridStats *partials) {
-    __shared__ GridStats scratch[Threads];
+    row_stats_kernel(Grids g, const DeviceState *state, bool skip_if_converged, size_t first_row,
+                     size_t count, double *row_min, double *row_max, double *row_sum) {
     if (skip_if_converged && state->converged) return;
     const double *cells = g.cells[state->buffer];
-    GridStats s{INFINITY, -INFINITY, 0.0};
-    for (size_t i = blockIdx.x + 1; i <= g.rows; i += gridDim.x) {
-        const double *row = cells + i * g.pitch;
-        double row_sum = 0.0;
-        for (size_t j = threadIdx.x; j < g.cols; j += Threads) {
-            double v = row[j];
-            s.tmin = fmin(s.tmin, v);
-            s.tmax = fmax(s.tmax, v);
-            row_sum += v;
+    const int lane = threadIdx.x % 32;
+    const size_t warps = (size_t)gridDim.x * (Threads / 32);
+    for (size_t r = (size_t)blockIdx.x * (Threads / 32) + threadIdx.x / 32; r < count; r += warps) {
+        const double *row = cells + (first_row + r) * g.pitch;
+        double sum = 0.0, mn = INFINITY, mx = -INFINITY;
+        for (size_t j = lane; j < g.cols; j += 32) {
+            const double v = row[j];
+            sum = __dadd_rn(sum, v);
+            mn = fmin(mn, v);
+            mx = fmax(mx, v);
         }
-        s.sum += row_sum;
-    }
-    scratch[threadIdx.x] = s;
-    __syncthreads();
-    for (int half = Threads / 2; half > 0; half /= 2) {
-        if (threadIdx.x < half) {
-            GridStats o = scratch[threadIdx.x + half];
-            GridStats &m = scratch[threadIdx.x];
-            m.tmin = fmin(m.tmin, o.tmin);
-            m.tmax = fmax(m.tmax, o.tmax);
-            m.sum += o.sum;
+        for (int o = 16; o > 0; o /= 2) {
+            sum = __dadd_rn(sum, __shfl_xor_sync(0xffffffffu, sum, o));
+            mn = fmin(mn, __shfl_xor_sync(0xffffffffu, mn, o));
+            mx = fmax(mx, __shfl_xor_sync(0xffffffffu, mx, o));
         }
-        __syncthreads();
-    }
-    if (threadIdx.x == 0) partials[blockIdx.x] = scratch[0];
-}
-
-// Reduces the stats kernel's partials in a fixed order into *out. One block.
-template <int Threads>
-__global__ void __launch_bounds__(Threads)
-    stats_finish_kernel(const GridStats *partials, int nparts, const DeviceState *state,
-                        bool skip_if_converged, GridStats *out) {
-    __shared__ GridStats scratch[Threads];
-    if (skip_if_converged && state->converged) return;
-    GridStats s{INFINITY, -INFINITY, 0.0};
-    for (int p = threadIdx.x; p < nparts; p += Threads) {
-        s.tmin = fmin(s.tmin, partials[p].tmin);
-        s.tmax = fmax(s.tmax, partials[p].tmax);
-        s.sum += partials[p].sum;
-    }
-    scratch[threadIdx.x] = s;
-    __syncthreads();
-    for (int half = Threads / 2; half > 0; half /= 2) {
-        if (threadIdx.x < half) {
-            GridStats o = scratch[threadIdx.x + half];
-            GridStats &m = scratch[threadIdx.x];
-            m.tmin = fmin(m.tmin, o.tmin);
-            m.tmax = fmax(m.tmax, o.tmax);
-            m.sum += o.sum;
+        if (lane == 0) {
+            row_min[r] = mn;
+            row_max[r] = mx;
+            row_sum[r] = sum;
         }
-        __syncthreads();
     }
-    if (threadIdx.x == 0) *out = scratch[0];
 }
 
 // Input checks on device data: the smallest row-major index of a non-finite temperature (read from the
 // grid's interior) or of a conductivity outside [0, 1] (or NaN) goes to *first (initialised to all ones).
-__global__ void first_bad_temperature_kernel(Grids g, int buffer, unsigned long long *first) {
+// Internal linkage: this header is included by heat.cu and heat_slab.cu.
+static __global__ void first_bad_temperature_kernel(Grids g, int buffer, unsigned long long *first) {
     const double *cells = g.cells[buffer];
     for (size_t i = blockIdx.y; i < g.rows; i += gridDim.y)
         for (size_t j = (size_t)blockIdx.x * blockDim.x + threadIdx.x; j < g.cols;
@@ -184,7 +152,7 @@ __global__ void first_bad_temperature_kernel(Grids g, int buffer, unsigned long 
                 atomicMin(first, (unsigned long long)(i * g.cols + j));
 }
 
-__global__ void first_bad_conductivity_kernel(const double *cond, size_t n, unsigned long long *first) {
+static __global__ void first_bad_conductivity_kernel(const double *cond, size_t n, unsigned long long *first) {
     for (size_t k = (size_t)blockIdx.x * blockDim.x + threadIdx.x; k < n;
          k += (size_t)gridDim.x * blockDim.x) {
         double w = cond[k];
