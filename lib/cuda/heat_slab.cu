@@ -94,6 +94,9 @@ CudaHeatSlab::CudaHeatSlab(DeviceContext &ctx, const HeatSlabJob &job)
         pitch,
         rows_ - 2,
         cols_};
+    // The kernel's shared memory above the default 48 KiB, asked for from this translation unit too.
+    check(cudaFuncSetAttribute(pass_kernel_, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)kPassShared),
+          "cudaFuncSetAttribute (heat pass_kernel, slab)");
     shape_ = heat::plan_pass_shape(rows_ - 2, cols_);
     const dim3 whole = heat::pass_grid(shape_, cols_, rows_ - 2);
     // Each slot holds the maxima of a launch of at most the whole slab's blocks plus one row of blocks.
