@@ -4,9 +4,11 @@
 #            and PyTorch, first on PATH), every target (build-check/)
 #   gpu      the Meson suite gpu (every GPU test, the convolution sweep included), one test at a time
 #   others   the suites api, cli, mpi (on CUDA ranks where a device is found) and python, 8 at a time
-#   mpi      tests/mpi/test_mpi_gpu on 2 ranks sharing the GPU, and bench_mpi_heat 16384^2 on 1 and 2 ranks
+#   mpi      tests/mpi/test_mpi_gpu on 2 ranks sharing the GPU, and bench_mpi_heat 16384^2 on 1, 2 and 4 ranks
+#            (BENCH_RANKS), runs of 1000 and 2000 iterations (BENCH_ITER)
 #   sanitize compute-sanitizer memcheck, racecheck, initcheck and synccheck on every GPU test program in its
-#            small mode (GPK_TEST_SMALL=1 GPK_TEST_QUICK=1), as time allows
+#            small mode (GPK_TEST_SMALL=1 GPK_TEST_QUICK=1; SANITIZE_TESTS="test_gpu_heat ..." picks them;
+#            memcheck with --leak-check full, the tests' own free-memory comparison off), as time allows
 # Stages are cut to the time left (BUDGET seconds, default 560); logs under $OUT; a summary at the end.
 # STAGES="build gpu others mpi sanitize" picks stages (a warm machine keeps build-check/ between calls).
 set -u -o pipefail
@@ -62,14 +64,18 @@ fi
 if want mpi; then
     M="mpirun --allow-run-as-root --oversubscribe"
     run "test_mpi_gpu -np 2" 120 mpi.log $M -np 2 $B/tests/mpi/test_mpi_gpu
-    for np in 1 2; do run "bench_mpi_heat 16384 -np $np" 120 mpi.log $M -np $np $B/tests/mpi/bench_mpi_heat 16384 100 3; done
+    for np in ${BENCH_RANKS:-1 2 4}; do
+        run "bench_mpi_heat 16384 -np $np" 150 mpi.log $M -np $np $B/tests/mpi/bench_mpi_heat 16384 ${BENCH_ITER:-1000} 3
+    done
     grep -E '^(one|ranks|plain|halo) ' "$OUT/mpi.log" | while read -r l; do row "  $l" ""; done
 fi
 if want sanitize; then
-    for t in $(ls $B/tests/gpu/ | grep -E '^test_gpu_[a-z_]+$'); do
+    for t in ${SANITIZE_TESTS:-$(ls $B/tests/gpu/ | grep -E '^test_gpu_[a-z_]+$')}; do
         for tool in memcheck initcheck synccheck racecheck; do
-            GPK_TEST_SMALL=1 GPK_TEST_QUICK=1 run "$tool $t" 150 sanitize.log \
-                compute-sanitizer --tool $tool --error-exitcode 3 $B/tests/gpu/$t
+            extra=
+            [ $tool = memcheck ] && extra="--leak-check full"
+            GPK_TEST_SMALL=1 GPK_TEST_QUICK=1 GPK_TEST_NO_LEAK_CHECK=1 run "$tool $t" 150 sanitize.log \
+                compute-sanitizer --tool $tool $extra --error-exitcode 3 $B/tests/gpu/$t
         done
     done
 fi
