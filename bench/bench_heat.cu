@@ -2,7 +2,10 @@
 // halo columns wrapped first, a maxdiff reduction, and the host reading maxdiff back every iteration.
 // Prints the median per-iteration time, GCells/s, the effective bandwidth of one pass per iteration (24
 // bytes per cell) as a fraction of the device-to-device ceiling, and the ratio; checks gpk's grid against
-// the peer's after the same iterations.
+// the peer's after the same iterations. Then, per size, each pass kernel of the library (the internal knob
+// GPK_TEST_HEAT_KERNEL) and a call's fixed cost: whole synchronous calls of 1, 2, 8, 50 and 100 iterations
+// through the C API, the cost outside the iterations being T(50) - 50 * (T(100) - T(50)) / 50, with device
+// pointers and (at the smaller size) pageable host pointers.
 #include "gpk.h"
 
 #include <cuda_runtime.h>
@@ -211,6 +214,39 @@ size_t count_mismatches(gpk_context *ctx, Peer &peer, int n, const double *t, co
     return bad;
 }
 
+// Whole calls of `iters` iterations: the median wall time of `reps` calls (after one warm-up call).
+double call_ms(gpk_context *ctx, int n, size_t iters, const double *t, const double *c, double *out,
+               int reps) {
+    run_gpk(ctx, n, n, iters, t, c, out);
+    std::vector<double> ms;
+    for (int r = 0; r < reps; ++r) ms.push_back(run_gpk(ctx, n, n, iters, t, c, out));
+    return median(ms);
+}
+
+// A call's cost outside its iterations, through the C API, synchronous calls.
+void fixed_cost(gpk_context *ctx, int n, const double *t, const double *c, double *out, const char *where,
+                int reps) {
+    double t1 = call_ms(ctx, n, 1, t, c, out, reps), t2 = call_ms(ctx, n, 2, t, c, out, reps);
+    double t8 = call_ms(ctx, n, 8, t, c, out, reps), t50 = call_ms(ctx, n, 50, t, c, out, reps);
+    double t100 = call_ms(ctx, n, 100, t, c, out, reps);
+    double per_iter = (t100 - t50) / 50, fixed = t50 - 50 * per_iter;
+    std::printf(
+        "heat f64 %5dx%-5d  %-8s call: 1 it %8.3f ms, 2 it %8.3f, 8 it %8.3f, 50 it %8.3f, 100 it %8.3f "
+        "| per iteration %7.4f ms | fixed cost %7.3f ms = %5.2f iterations (target <= 2)\n",
+        n, n, where, t1, t2, t8, t50, t100, per_iter, fixed, fixed / per_iter);
+}
+
+// Each pass kernel the library has (GPK_TEST_HEAT_KERNEL=T/B: up to T iterations a pass, B blocks per SM).
+void kernel_sweep(gpk_context *ctx, int n, const double *t, const double *c, double *out, size_t extra) {
+    for (const char *k : {"4/2", "6/2", "8/2", "8/1", "12/1"}) {
+        setenv("GPK_TEST_HEAT_KERNEL", k, 1);
+        double ms = time_gpk(ctx, n, t, c, out, 12, extra, 5);
+        unsetenv("GPK_TEST_HEAT_KERNEL");
+        std::printf("heat f64 %5dx%-5d  kernel %-5s %8.4f ms/iteration %7.1f GCells/s\n", n, n, k, ms,
+                    (double)n * n / (ms * 1e-3) / 1e9);
+    }
+}
+
 void bench_size(gpk_context *ctx, int n, size_t extra, int peer_iters) {
     const size_t cells = (size_t)n * n;
     double *t, *c, *out;
@@ -235,6 +271,16 @@ void bench_size(gpk_context *ctx, int n, size_t extra, int peer_iters) {
         "GCells/s %5.2f | peer/gpk %5.2fx | check: %s\n",
         n, n, gpk_ms, gcells(gpk_ms), fraction(gpk_ms), peer_ms, gcells(peer_ms), fraction(peer_ms),
         peer_ms / gpk_ms, bad == 0 ? "ok" : "MISMATCH");
+    std::fflush(stdout);
+    kernel_sweep(ctx, n, t, c, out, extra);
+    fixed_cost(ctx, n, t, c, out, "device", n > 8192 ? 3 : 7);
+    if (n <= 8192) {
+        std::vector<double> ht(cells), hc(cells), hout(cells);
+        BENCH_CHECK(cudaMemcpy(ht.data(), t, cells * sizeof(double), cudaMemcpyDeviceToHost));
+        BENCH_CHECK(cudaMemcpy(hc.data(), c, cells * sizeof(double), cudaMemcpyDeviceToHost));
+        fixed_cost(ctx, n, ht.data(), hc.data(), hout.data(), "pageable", 3);
+    }
+    std::fflush(stdout);
     cudaFree(t);
     cudaFree(c);
     cudaFree(out);

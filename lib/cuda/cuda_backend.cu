@@ -32,7 +32,7 @@ public:
 
     void heat_run(const HeatJob &job) override {
         DeviceScope scope(device_);
-        cuda::heat_run(job, ctx_->main());
+        cuda::heat_run(*ctx_, job);
     }
 
     void histogram(const HistogramJob &job) override {

@@ -81,6 +81,19 @@ void DeviceContext::release_lane_buffers() {
     }
 }
 
+int DeviceContext::resident_blocks(const void *kernel, int threads, size_t smem) {
+    for (const Occupancy &o : occupancy_)
+        if (o.kernel == kernel && o.threads == threads && o.smem == smem) return o.blocks;
+    if (smem > 48 * 1024)
+        check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)),
+              "cudaFuncSetAttribute (dynamic shared memory)");
+    int blocks = 0;
+    check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, threads, smem),
+          "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
+    occupancy_.push_back({kernel, threads, smem, blocks});
+    return blocks;
+}
+
 size_t DeviceContext::held_bytes() const {
     size_t held = 0;
     for (auto &l : lanes_)

@@ -7,6 +7,7 @@
 
 #include <array>
 #include <cstddef>
+#include <vector>
 
 namespace gpk::cuda {
 
@@ -31,6 +32,22 @@ struct Lane {
 
 // Device buffers that live outside the lanes.
 enum class Scratch { counts, results, minmax, count_ };
+
+// What the heat solver keeps between calls: its grids (and a copy of host conductivities), its small
+// device work area, pinned room for what it reads back, and the last pass plan. Not counted in
+// memory_budget(): other operations do not take this memory back.
+struct HeatBuffers {
+    DeviceBuffer grids, cond, work;
+    PinnedBuffer host;
+    // The plan of the last call: block height and grid for this many rows, columns and pass kernel.
+    struct Plan {
+        size_t rows = 0, cols = 0;
+        const void *kernel = nullptr;
+        int rows_per_block = 0;
+        unsigned grid_x = 0, grid_y = 0;
+    } plan;
+    size_t held() const { return grids.capacity() + cond.capacity() + work.capacity(); }
+};
 
 // Facts about the device that sizing decisions need.
 struct DeviceLimits {
@@ -76,6 +93,13 @@ public:
 
     ThreadPool &threads() { return threads_; }
 
+    HeatBuffers &heat() { return heat_; }
+
+    // Blocks of `kernel` resident on one SM with `threads` threads and `smem` bytes of dynamic shared
+    // memory, the kernel's dynamic shared-memory limit raised first where smem needs it. Asked of CUDA
+    // once per kernel and shape on this context, then remembered (a call on small data must not pay for it).
+    int resident_blocks(const void *kernel, int threads, size_t smem);
+
 private:
     size_t held_bytes() const;
 
@@ -87,6 +111,14 @@ private:
     std::array<Lane, kLanes> lanes_;
     std::array<DeviceBuffer, size_t(Scratch::count_)> scratch_;
     ThreadPool threads_;
+    HeatBuffers heat_;
+    struct Occupancy {
+        const void *kernel;
+        int threads;
+        size_t smem;
+        int blocks;
+    };
+    std::vector<Occupancy> occupancy_;
 };
 
 // Makes `device` current for a scope and restores the previous device after.

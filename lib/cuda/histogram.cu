@@ -63,13 +63,12 @@ template <class Kernel> void allow_smem(Kernel kernel, size_t bytes) {
               "cudaFuncSetAttribute (histogram shared memory)");
 }
 
-// Blocks that cover `span` without idling, at most what the device runs at once.
+// Blocks that cover `span` without idling, at most what the device runs at once (the occupancy, and the
+// shared-memory limit raised where smem needs it, are asked of CUDA once per kernel and context).
 template <class Kernel>
-unsigned grid_for(Kernel kernel, const Span2D &span, size_t smem, size_t vec_elems, const DeviceLimits &lim) {
-    int per_sm = 0;
-    check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, hist::kBlockThreads, smem),
-          "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
-    size_t resident = size_t(std::max(per_sm, 1)) * lim.multiprocessors;
+unsigned grid_for(Kernel kernel, const Span2D &span, size_t smem, size_t vec_elems, DeviceContext &ctx) {
+    int per_sm = ctx.resident_blocks(reinterpret_cast<const void *>(kernel), hist::kBlockThreads, smem);
+    size_t resident = size_t(std::max(per_sm, 1)) * ctx.limits().multiprocessors;
     size_t wanted = span.rows == 1
                         ? (span.row_elems / vec_elems + hist::kBlockThreads - 1) / hist::kBlockThreads
                         : span.rows;
@@ -78,14 +77,13 @@ unsigned grid_for(Kernel kernel, const Span2D &span, size_t smem, size_t vec_ele
 
 template <class T, hist::Mode M>
 void launch_tier(const Span2D &span, const BinRule &rule, const TierPlan &plan, unsigned long long *counts,
-                 const DeviceLimits &lim, cudaStream_t stream) {
+                 DeviceContext &ctx, cudaStream_t stream) {
     constexpr size_t V = 16 / sizeof(T);
     if (plan.kind == TierKind::shared) {
         auto kernel = hist::histogram_kernel<T, M, hist::SharedTier>;
-        allow_smem(kernel, plan.smem_bytes);
         hist::SharedTier tier{nullptr, nullptr, plan.copies, unsigned((rule.bins + 1) * rule.channels),
                               plan.spread};
-        unsigned grid = grid_for(kernel, span, plan.smem_bytes, V, lim);
+        unsigned grid = grid_for(kernel, span, plan.smem_bytes, V, ctx);
         kernel<<<grid, hist::kBlockThreads, plan.smem_bytes, stream>>>(span, rule, tier, counts);
         check_launch("histogram_kernel (shared)");
     } else if constexpr (hist::single_channel(M)) {
@@ -107,14 +105,14 @@ void launch_tier(const Span2D &span, const BinRule &rule, const TierPlan &plan, 
         config.gridDim = dim3(plan.cluster_size);
         int clusters = 0;
         check(cudaOccupancyMaxActiveClusters(&clusters, kernel, &config), "cudaOccupancyMaxActiveClusters");
-        unsigned grid = grid_for(kernel, span, plan.smem_bytes, V, lim);
+        unsigned grid = grid_for(kernel, span, plan.smem_bytes, V, ctx);
         unsigned n = std::max(1u, std::min(unsigned(std::max(clusters, 1)), grid / plan.cluster_size + 1));
         config.gridDim = dim3(n * plan.cluster_size);
         hist::ClusterTier tier{nullptr, plan.slice_shift, unsigned((rule.bins + 1) * rule.channels)};
         check(cudaLaunchKernelEx(&config, kernel, span, rule, tier, counts), "histogram_kernel (cluster)");
     } else {
         auto kernel = hist::histogram_kernel<T, M, hist::GlobalTier>;
-        unsigned grid = grid_for(kernel, span, 0, V, lim);
+        unsigned grid = grid_for(kernel, span, 0, V, ctx);
         kernel<<<grid, hist::kBlockThreads, 0, stream>>>(span, rule, hist::GlobalTier{counts}, counts);
         check_launch("histogram_kernel (global)");
     }
@@ -122,36 +120,36 @@ void launch_tier(const Span2D &span, const BinRule &rule, const TierPlan &plan, 
 
 template <class T>
 void launch_typed(const Span2D &span, const BinRule &rule, bool direct, const TierPlan &plan,
-                  unsigned long long *counts, const DeviceLimits &lim, cudaStream_t stream) {
+                  unsigned long long *counts, DeviceContext &ctx, cudaStream_t stream) {
     using hist::Mode;
     if constexpr (std::is_integral<T>::value) {
         if (direct && rule.channels == 1 && plan.kind == TierKind::shared) {
             if constexpr (sizeof(T) == 1) {
                 if (rule.bins >= 256)
-                    return launch_tier<T, Mode::byte_all>(span, rule, plan, counts, lim, stream);
+                    return launch_tier<T, Mode::byte_all>(span, rule, plan, counts, ctx, stream);
             }
-            return launch_tier<T, Mode::direct_single>(span, rule, plan, counts, lim, stream);
+            return launch_tier<T, Mode::direct_single>(span, rule, plan, counts, ctx, stream);
         }
-        if (direct) return launch_tier<T, Mode::direct>(span, rule, plan, counts, lim, stream);
+        if (direct) return launch_tier<T, Mode::direct>(span, rule, plan, counts, ctx, stream);
     }
-    launch_tier<T, Mode::general>(span, rule, plan, counts, lim, stream);
+    launch_tier<T, Mode::general>(span, rule, plan, counts, ctx, stream);
 }
 
 void launch_count(gpk_dtype dtype, const Span2D &span, const BinRule &rule, bool direct, const TierPlan &plan,
-                  unsigned long long *counts, const DeviceLimits &lim, cudaStream_t stream) {
+                  unsigned long long *counts, DeviceContext &ctx, cudaStream_t stream) {
     switch (dtype) {
     case GPK_U8:
-        return launch_typed<uint8_t>(span, rule, direct, plan, counts, lim, stream);
+        return launch_typed<uint8_t>(span, rule, direct, plan, counts, ctx, stream);
     case GPK_U16:
-        return launch_typed<uint16_t>(span, rule, direct, plan, counts, lim, stream);
+        return launch_typed<uint16_t>(span, rule, direct, plan, counts, ctx, stream);
     case GPK_U32:
-        return launch_typed<uint32_t>(span, rule, direct, plan, counts, lim, stream);
+        return launch_typed<uint32_t>(span, rule, direct, plan, counts, ctx, stream);
     case GPK_I32:
-        return launch_typed<int32_t>(span, rule, direct, plan, counts, lim, stream);
+        return launch_typed<int32_t>(span, rule, direct, plan, counts, ctx, stream);
     case GPK_F32:
-        return launch_typed<float>(span, rule, direct, plan, counts, lim, stream);
+        return launch_typed<float>(span, rule, direct, plan, counts, ctx, stream);
     case GPK_F64:
-        return launch_typed<double>(span, rule, direct, plan, counts, lim, stream);
+        return launch_typed<double>(span, rule, direct, plan, counts, ctx, stream);
     }
     fail(GPK_ERR_INTERNAL, "histogram: unknown dtype " + std::to_string(int(dtype)));
 }
@@ -193,7 +191,7 @@ void count_in_chunks(DeviceContext &ctx, const HistogramJob &job, const Layout &
         char *dst = static_cast<char *>(lane.in.get());
         pipe.upload(lane, src, runs, offset, len, dst);
         size_t elems = len / lay.sample * runs[0].count;
-        launch_count(job.dtype, Span2D{dst, 1, elems, 0}, rule, job.direct_bins, plan, counts, ctx.limits(),
+        launch_count(job.dtype, Span2D{dst, 1, elems, 0}, rule, job.direct_bins, plan, counts, ctx,
                      pipe.stream(lane));
     };
     if (lay.row_bytes <= chunk) {
@@ -210,9 +208,8 @@ void count_in_chunks(DeviceContext &ctx, const HistogramJob &job, const Layout &
 
 // Clamps and delivers the counts to the caller's hist and uncounted, wherever they live.
 void deliver(DeviceContext &ctx, const HistogramJob &job, unsigned long long *counts, unsigned spread,
-             cudaStream_t s) {
+             bool hist_dev, bool unc_dev, cudaStream_t s) {
     size_t hist_bytes = job.bins * job.channels * sizeof(uint64_t);
-    bool hist_dev = on_device(job.hist), unc_dev = job.uncounted && on_device(job.uncounted);
     char *results = nullptr;
     if (!hist_dev || (job.uncounted && !unc_dev))
         results =
@@ -272,14 +269,15 @@ void histogram_run(DeviceContext &ctx, const HistogramJob &job) {
         Span2D span{static_cast<const char *>(job.data), job.height, lay.row_elems, job.stride};
         if (job.stride == lay.row_bytes || job.height == 1)
             span = {span.base, 1, lay.row_elems * job.height, 0};
-        launch_count(job.dtype, span, rule, job.direct_bins, plan, counts, ctx.limits(), s);
+        launch_count(job.dtype, span, rule, job.direct_bins, plan, counts, ctx, s);
     } else {
         count_in_chunks(ctx, job, lay, kind, rule, plan, counts, budget - counts_bytes);
     }
-    deliver(ctx, job, counts, plan.spread, s);
+    // Each pointer is asked about once (cudaPointerGetAttributes costs on every call on small data).
+    const bool hist_dev = on_device(job.hist), unc_dev = job.uncounted && on_device(job.uncounted);
+    deliver(ctx, job, counts, plan.spread, hist_dev, unc_dev, s);
     ctx.counts_zero = true;
-    bool host_involved =
-        !usable_in_place || !on_device(job.hist) || (job.uncounted && !on_device(job.uncounted));
+    bool host_involved = !usable_in_place || !hist_dev || (job.uncounted && !unc_dev);
     if (!ctx.asynchronous() || host_involved) ctx.synchronize_main();
 }
 
