@@ -15,6 +15,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <vector>
 
 namespace {
@@ -289,7 +290,7 @@ void bench_size(gpk_context *ctx, int n, size_t extra, int peer_iters) {
 
 } // namespace
 
-int main() {
+int main(int argc, char **argv) {
     int devices = 0;
     if (gpk_device_count(&devices) != GPK_OK || devices == 0) {
         std::printf("SKIP: no CUDA device\n");
@@ -307,6 +308,20 @@ int main() {
     if (gpk_context_create(&ctx, &o) != GPK_OK) {
         std::fprintf(stderr, "gpk_context_create: %s\n", gpk_context_last_error(nullptr));
         return 1;
+    }
+    if (argc >= 3 && std::strcmp(argv[1], "profile") == 0) {
+        // `bench_heat profile N [ITERS]`: one call on an N x N device grid, for a profiler to look at.
+        const int n = std::atoi(argv[2]);
+        const size_t iters = argc >= 4 ? (size_t)std::atoll(argv[3]) : 16, cells = (size_t)n * n;
+        double *t, *c, *out;
+        BENCH_CHECK(cudaMalloc(&t, cells * sizeof(double)));
+        BENCH_CHECK(cudaMalloc(&c, cells * sizeof(double)));
+        BENCH_CHECK(cudaMalloc(&out, cells * sizeof(double)));
+        fill_inputs<<<4096, 256>>>(t, c, cells);
+        BENCH_CHECK(cudaDeviceSynchronize());
+        std::printf("one call, %zu iterations: %.3f ms\n", iters, run_gpk(ctx, n, n, iters, t, c, out));
+        gpk_context_destroy(ctx);
+        return 0;
     }
     bench_size(ctx, 4096, 400, 100);
     bench_size(ctx, 16384, 40, 20);
