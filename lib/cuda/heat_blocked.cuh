@@ -145,7 +145,9 @@ __global__ void __launch_bounds__(Threads, MinBlocks)
             out[k] = c;
             if (k < levels && in_range(t, rows.interior_lo, rows.interior_span + 1)) {
                 double w = sm.ring_w[t & (Shared::kRingW - 1)][p], rc, rd;
-                if (Check && k == 0 && t < rows.loaded && !(w >= 0.0 && w <= 1.0))
+                // Rows before the block's first (t < 0) are outside its pyramid: their ring slots hold
+                // garbage.
+                if (Check && k == 0 && in_range(t, 0, rows.loaded) && !(w >= 0.0 && w <= 1.0))
                     flag(&state->first_bad_c, t);
                 cell_weights(w, rc, rd);
                 out[k] =
