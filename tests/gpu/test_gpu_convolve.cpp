@@ -322,6 +322,69 @@ void test_strip_kernel(gpu::Contexts &ctxs) {
     std::printf("strip kernel: %zu cases\n", cases);
 }
 
+// The fused separable kernel (convolve_fused.cuh: single-channel f32 sums, square filters of its built
+// sizes) on device and staged images: widths around its 128-element strips, heights around its 8-row batches
+// and runs of rows, every border, plain or normalised f32 outputs and u8 outputs. Against the CPU backend
+// within SPEC's tolerance, and bit-identical to the two passes (GPK_TEST_CONV_FUSED=off), which add in the
+// same order.
+void test_fused_separable(gpu::Contexts &ctxs) {
+    const bool quick = gpu::quick();
+    const std::vector<size_t> widths =
+        quick ? std::vector<size_t>{1, 129} : std::vector<size_t>{1, 127, 128, 129, 300};
+    const std::vector<size_t> heights =
+        quick ? std::vector<size_t>{9} : std::vector<size_t>{1, 8, 9, 67, 600};
+    const char *filters[] = {"realsep:3:3", "realsep:17:17", "realsep:65:65", "realsep:33:33"};
+    uint64_t seed = 9000;
+    size_t cases = 0;
+    for (const char *filter : filters) {
+        if (quick && filter != filters[0] && filter != filters[2]) continue;
+        for (size_t w : widths)
+            for (size_t h : heights)
+                for (gpk_border b : kBorders) {
+                    // u8 outputs of plain sums (rounded, saturated); f32 outputs plain or divided by the sum
+                    // (a relative error the division keeps).
+                    const bool to_u8 = (w + h + size_t(b)) % 3 == 0, by_sum = !to_u8 && (w + h) % 2 == 0;
+                    ConvCase k{GPK_F32,
+                               to_u8 ? GPK_U8 : GPK_F32,
+                               w,
+                               h,
+                               1,
+                               filter,
+                               b,
+                               by_sum ? GPK_NORMALIZE_SUM : GPK_NORMALIZE_NONE,
+                               GPK_ACCUMULATE_F32};
+                    gpk_filter *f = make_filter(k.filter, seed);
+                    std::vector<unsigned char> img = make_image(k, seed + 1);
+                    seed += 2;
+                    std::vector<unsigned char> want(k.out_stride() * k.height, kPoison);
+                    const gpk_status st = convolve(ctxs.cpu, k, f, img.data(), want.data());
+                    if (st != GPK_OK) { // random taps that sum to 0 under sum normalisation
+                        gpk_filter_destroy(f);
+                        continue;
+                    }
+                    const std::string what = describe(k) + " fused";
+                    const Memory mem = (cases % 7 == 3) ? Memory::pageable : Memory::device;
+                    run_on(ctxs.cuda, nullptr, mem, mem, k, f, img, want, false, what);
+                    // The same call on device images, fused and not: the same bits.
+                    std::vector<unsigned char> outs[2];
+                    for (int fused = 0; fused < 2; ++fused) {
+                        if (!fused) setenv("GPK_TEST_CONV_FUSED", "off", 1);
+                        Block in(Memory::device, img.size()), out(Memory::device, want.size());
+                        in.upload(img.data());
+                        outs[fused].assign(want.size(), kPoison);
+                        out.upload(outs[fused].data());
+                        CHECK_OK(ctxs.cuda, convolve(ctxs.cuda, k, f, in.get(), out.get()));
+                        out.download(outs[fused].data());
+                        unsetenv("GPK_TEST_CONV_FUSED");
+                    }
+                    CHECK_MSG(outs[0] == outs[1], what + ": fused and two-pass results differ");
+                    gpk_filter_destroy(f);
+                    ++cases;
+                }
+    }
+    std::printf("fused separable kernel: %zu cases\n", cases);
+}
+
 // Pointers not aligned to their sample type: the CUDA backend answers as the CPU backend does.
 void test_misaligned(gpu::Contexts &ctxs) {
     ConvCase k{GPK_U16, GPK_F32, 57, 31, 1, "lp5", GPK_BORDER_CLAMP, GPK_NORMALIZE_NONE, GPK_ACCUMULATE_AUTO};
@@ -526,6 +589,7 @@ int main() {
     test_laplacian_by_hand(ctxs);
     test_kernels(ctxs);
     test_strip_kernel(ctxs);
+    test_fused_separable(ctxs);
     test_misaligned(ctxs);
     test_beyond_device_memory(ctxs);
     test_row_limit();
