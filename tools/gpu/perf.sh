@@ -71,6 +71,7 @@ sass_pid=$!
 
 # ---- the GPU suite
 stage test 240 tests.log meson test -C $B --suite gpu --no-rebuild --print-errorlogs --num-processes 1
+[ -f $B/meson-logs/testlog.txt ] && tail -c 2000000 $B/meson-logs/testlog.txt >>"$OUT/tests.log"
 grep -E "^ *[0-9]+/[0-9]+ |checks|faults in all" "$OUT/tests.log" | tail -12
 
 # ---- benchmarks
@@ -100,9 +101,11 @@ echo
 echo "=== key lines"
 grep -hE "^(call floor|device:)" "$OUT"/bench_*.log | sort -u
 grep -hE "^heat f64" "$OUT/bench_heat.log"
+grep -hE "^f32 separable radius" "$OUT/bench_convolve.log"
 grep -hE "^\| (u8 256 bins, 8192|u8 256 bins, 1 GiB random|u32 65536|u8 3x3|u8 5x5|f32 separable)" \
     "$OUT"/bench_histogram.log "$OUT"/bench_convolve.log
-grep -hE "RACECHECK SUMMARY|ERROR SUMMARY|checks, [0-9]+ failed" "$OUT/sanitizer.log" "$OUT/tests.log" | head -12
+grep -hE "RACECHECK SUMMARY|ERROR SUMMARY|checks, [0-9]+ failed|fused separable kernel:" "$OUT/sanitizer.log" \
+    "$OUT/tests.log" | head -14
 grep -hE "Duration|DRAM Throughput|Compute \(SM\) Throughput|Achieved Occupancy|Registers Per|pipe_fp64_cycles|inst_executed_pipe_fp64|inst_executed.sum|local_(ld|st)" \
     "$OUT/ncu.txt" | head -14
 echo
