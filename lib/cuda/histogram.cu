@@ -15,6 +15,8 @@ using hist::Span2D;
 
 // Host data moves in chunks of this size per lane (fewer bytes where the memory budget is smaller).
 constexpr size_t kChunkBytes = size_t(32) << 20;
+// Counters (slots x copies) up to which the counting launch finalises in its last block.
+constexpr unsigned long long kFinishInLaunchSlots = 8192; // a few slots per thread of one block
 // Shared memory a block of the shared tier aims at; copies are halved until they fit.
 constexpr size_t kSharedTarget = 48 * 1024;
 
@@ -77,14 +79,14 @@ unsigned grid_for(Kernel kernel, const Span2D &span, size_t smem, size_t vec_ele
 
 template <class T, hist::Mode M>
 void launch_tier(const Span2D &span, const BinRule &rule, const TierPlan &plan, unsigned long long *counts,
-                 DeviceContext &ctx, cudaStream_t stream) {
+                 const hist::Finish &finish, DeviceContext &ctx, cudaStream_t stream) {
     constexpr size_t V = 16 / sizeof(T);
     if (plan.kind == TierKind::shared) {
         auto kernel = hist::histogram_kernel<T, M, hist::SharedTier>;
         hist::SharedTier tier{nullptr, nullptr, plan.copies, unsigned((rule.bins + 1) * rule.channels),
                               plan.spread};
         unsigned grid = grid_for(kernel, span, plan.smem_bytes, V, ctx);
-        kernel<<<grid, hist::kBlockThreads, plan.smem_bytes, stream>>>(span, rule, tier, counts);
+        kernel<<<grid, hist::kBlockThreads, plan.smem_bytes, stream>>>(span, rule, tier, counts, finish);
         check_launch("histogram_kernel (shared)");
     } else if constexpr (hist::single_channel(M)) {
         fail(GPK_ERR_INTERNAL, "histogram: single-channel kernels exist for the shared tier only");
@@ -109,47 +111,51 @@ void launch_tier(const Span2D &span, const BinRule &rule, const TierPlan &plan, 
         unsigned n = std::max(1u, std::min(unsigned(std::max(clusters, 1)), grid / plan.cluster_size + 1));
         config.gridDim = dim3(n * plan.cluster_size);
         hist::ClusterTier tier{nullptr, plan.slice_shift, unsigned((rule.bins + 1) * rule.channels)};
-        check(cudaLaunchKernelEx(&config, kernel, span, rule, tier, counts), "histogram_kernel (cluster)");
+        check(cudaLaunchKernelEx(&config, kernel, span, rule, tier, counts, finish),
+              "histogram_kernel (cluster)");
     } else {
         auto kernel = hist::histogram_kernel<T, M, hist::GlobalTier>;
         unsigned grid = grid_for(kernel, span, 0, V, ctx);
-        kernel<<<grid, hist::kBlockThreads, 0, stream>>>(span, rule, hist::GlobalTier{counts}, counts);
+        kernel<<<grid, hist::kBlockThreads, 0, stream>>>(span, rule, hist::GlobalTier{counts}, counts,
+                                                         finish);
         check_launch("histogram_kernel (global)");
     }
 }
 
 template <class T>
 void launch_typed(const Span2D &span, const BinRule &rule, bool direct, const TierPlan &plan,
-                  unsigned long long *counts, DeviceContext &ctx, cudaStream_t stream) {
+                  unsigned long long *counts, const hist::Finish &finish, DeviceContext &ctx,
+                  cudaStream_t stream) {
     using hist::Mode;
     if constexpr (std::is_integral<T>::value) {
         if (direct && rule.channels == 1 && plan.kind == TierKind::shared) {
             if constexpr (sizeof(T) == 1) {
                 if (rule.bins >= 256)
-                    return launch_tier<T, Mode::byte_all>(span, rule, plan, counts, ctx, stream);
+                    return launch_tier<T, Mode::byte_all>(span, rule, plan, counts, finish, ctx, stream);
             }
-            return launch_tier<T, Mode::direct_single>(span, rule, plan, counts, ctx, stream);
+            return launch_tier<T, Mode::direct_single>(span, rule, plan, counts, finish, ctx, stream);
         }
-        if (direct) return launch_tier<T, Mode::direct>(span, rule, plan, counts, ctx, stream);
+        if (direct) return launch_tier<T, Mode::direct>(span, rule, plan, counts, finish, ctx, stream);
     }
-    launch_tier<T, Mode::general>(span, rule, plan, counts, ctx, stream);
+    launch_tier<T, Mode::general>(span, rule, plan, counts, finish, ctx, stream);
 }
 
 void launch_count(gpk_dtype dtype, const Span2D &span, const BinRule &rule, bool direct, const TierPlan &plan,
-                  unsigned long long *counts, DeviceContext &ctx, cudaStream_t stream) {
+                  unsigned long long *counts, const hist::Finish &finish, DeviceContext &ctx,
+                  cudaStream_t stream) {
     switch (dtype) {
     case GPK_U8:
-        return launch_typed<uint8_t>(span, rule, direct, plan, counts, ctx, stream);
+        return launch_typed<uint8_t>(span, rule, direct, plan, counts, finish, ctx, stream);
     case GPK_U16:
-        return launch_typed<uint16_t>(span, rule, direct, plan, counts, ctx, stream);
+        return launch_typed<uint16_t>(span, rule, direct, plan, counts, finish, ctx, stream);
     case GPK_U32:
-        return launch_typed<uint32_t>(span, rule, direct, plan, counts, ctx, stream);
+        return launch_typed<uint32_t>(span, rule, direct, plan, counts, finish, ctx, stream);
     case GPK_I32:
-        return launch_typed<int32_t>(span, rule, direct, plan, counts, ctx, stream);
+        return launch_typed<int32_t>(span, rule, direct, plan, counts, finish, ctx, stream);
     case GPK_F32:
-        return launch_typed<float>(span, rule, direct, plan, counts, ctx, stream);
+        return launch_typed<float>(span, rule, direct, plan, counts, finish, ctx, stream);
     case GPK_F64:
-        return launch_typed<double>(span, rule, direct, plan, counts, ctx, stream);
+        return launch_typed<double>(span, rule, direct, plan, counts, finish, ctx, stream);
     }
     fail(GPK_ERR_INTERNAL, "histogram: unknown dtype " + std::to_string(int(dtype)));
 }
@@ -191,8 +197,8 @@ void count_in_chunks(DeviceContext &ctx, const HistogramJob &job, const Layout &
         char *dst = static_cast<char *>(lane.in.get());
         pipe.upload(lane, src, runs, offset, len, dst);
         size_t elems = len / lay.sample * runs[0].count;
-        launch_count(job.dtype, Span2D{dst, 1, elems, 0}, rule, job.direct_bins, plan, counts, ctx,
-                     pipe.stream(lane));
+        launch_count(job.dtype, Span2D{dst, 1, elems, 0}, rule, job.direct_bins, plan, counts, hist::Finish{},
+                     ctx, pipe.stream(lane));
     };
     if (lay.row_bytes <= chunk) {
         size_t rows_per_chunk = chunk / lay.row_bytes;
@@ -206,29 +212,45 @@ void count_in_chunks(DeviceContext &ctx, const HistogramJob &job, const Layout &
     pipe.finish();
 }
 
-// Clamps and delivers the counts to the caller's hist and uncounted, wherever they live.
-void deliver(DeviceContext &ctx, const HistogramJob &job, unsigned long long *counts, unsigned spread,
-             bool hist_dev, bool unc_dev, cudaStream_t s) {
+// Where the final counts go on the device: the caller's hist and uncounted where they are device memory,
+// else the results scratch, copied to them by deliver().
+struct Targets {
+    unsigned long long *hist = nullptr, *uncounted = nullptr;
+};
+
+Targets targets(DeviceContext &ctx, const HistogramJob &job, bool hist_dev, bool unc_dev) {
     size_t hist_bytes = job.bins * job.channels * sizeof(uint64_t);
     char *results = nullptr;
     if (!hist_dev || (job.uncounted && !unc_dev))
         results =
             static_cast<char *>(ctx.scratch(Scratch::results, hist_bytes + job.channels * sizeof(uint64_t)));
-    auto *hist =
-        reinterpret_cast<unsigned long long *>(hist_dev ? reinterpret_cast<char *>(job.hist) : results);
-    unsigned long long *unc = nullptr;
+    Targets t;
+    t.hist = reinterpret_cast<unsigned long long *>(hist_dev ? reinterpret_cast<char *>(job.hist) : results);
     if (job.uncounted)
-        unc = reinterpret_cast<unsigned long long *>(unc_dev ? reinterpret_cast<char *>(job.uncounted)
-                                                             : results + hist_bytes);
-    size_t slots = (job.bins + 1) * job.channels;
-    unsigned grid = unsigned(std::min<size_t>((slots + 255) / 256, size_t(ctx.limits().multiprocessors) * 8));
-    hist::finalize_kernel<<<grid, 256, 0, s>>>(counts, spread, job.bins, job.channels, job.saturate, hist,
-                                               unc);
-    check_launch("finalize_kernel");
+        t.uncounted = reinterpret_cast<unsigned long long *>(unc_dev ? reinterpret_cast<char *>(job.uncounted)
+                                                                     : results + hist_bytes);
+    return t;
+}
+
+// Clamps the counts into the targets (unless the counting launch did) and copies them to the caller's
+// host memory.
+void deliver(DeviceContext &ctx, const HistogramJob &job, unsigned long long *counts, unsigned spread,
+             const Targets &t, bool finalized, bool hist_dev, bool unc_dev, cudaStream_t s) {
+    if (!finalized) {
+        size_t slots = (job.bins + 1) * job.channels;
+        unsigned grid =
+            unsigned(std::min<size_t>((slots + 255) / 256, size_t(ctx.limits().multiprocessors) * 8));
+        hist::finalize_kernel<<<grid, 256, 0, s>>>(counts, spread, job.bins, job.channels, job.saturate,
+                                                   t.hist, t.uncounted);
+        check_launch("finalize_kernel");
+    }
     if (!hist_dev)
-        check(cudaMemcpyAsync(job.hist, hist, hist_bytes, cudaMemcpyDefault, s), "cudaMemcpyAsync (hist)");
+        check(cudaMemcpyAsync(job.hist, t.hist, job.bins * job.channels * sizeof(uint64_t), cudaMemcpyDefault,
+                              s),
+              "cudaMemcpyAsync (hist)");
     if (job.uncounted && !unc_dev)
-        check(cudaMemcpyAsync(job.uncounted, unc, job.channels * sizeof(uint64_t), cudaMemcpyDefault, s),
+        check(cudaMemcpyAsync(job.uncounted, t.uncounted, job.channels * sizeof(uint64_t), cudaMemcpyDefault,
+                              s),
               "cudaMemcpyAsync (uncounted)");
 }
 
@@ -248,7 +270,7 @@ void histogram_run(DeviceContext &ctx, const HistogramJob &job) {
                            address % lay.sample == 0 && job.stride % lay.sample == 0;
     // Device data whose counters are already held needs no look at the device's free memory.
     size_t budget = 0;
-    if (!usable_in_place || counts_bytes > ctx.scratch_capacity(Scratch::counts)) {
+    if (!usable_in_place || counts_bytes + 16 > ctx.scratch_capacity(Scratch::counts)) {
         budget = ctx.memory_budget();
         if (counts_bytes > budget)
             fail(GPK_ERR_OUT_OF_MEMORY, "histogram: " + std::to_string(counts_bytes) +
@@ -256,26 +278,39 @@ void histogram_run(DeviceContext &ctx, const HistogramJob &job) {
                                             " bins x " + std::to_string(job.channels) + " channels, " +
                                             std::to_string(budget) + " available");
     }
-    // The counters stay zero between calls (finalize_kernel clears them); a new buffer or a failed call
-    // clears them here.
-    if (counts_bytes > ctx.scratch_capacity(Scratch::counts)) ctx.counts_zero = false;
-    auto *counts = static_cast<unsigned long long *>(ctx.scratch(Scratch::counts, counts_bytes));
+    // The counters stay zero between calls (finalize_kernel clears them), and so does the ticket counter
+    // behind them (the last block resets it); a new buffer or a failed call clears them here.
+    const size_t scratch_bytes = counts_bytes + 16;
+    if (scratch_bytes > ctx.scratch_capacity(Scratch::counts)) ctx.counts_zero = false;
+    auto *counts = static_cast<unsigned long long *>(ctx.scratch(Scratch::counts, scratch_bytes));
     cudaStream_t s = ctx.main();
     if (!ctx.counts_zero)
         check(cudaMemsetAsync(counts, 0, ctx.scratch_capacity(Scratch::counts), s),
               "cudaMemsetAsync (counts)");
     ctx.counts_zero = false; // until finalize_kernel has run
+    // Each pointer is asked about once (cudaPointerGetAttributes costs on every call on small data).
+    const bool hist_dev = on_device(job.hist), unc_dev = job.uncounted && on_device(job.uncounted);
+    const Targets t = targets(ctx, job, hist_dev, unc_dev);
+    // One launch over device data finalises in its last block where the counters are few.
+    const bool finalize_in_launch = usable_in_place && slots * plan.spread <= kFinishInLaunchSlots;
     if (usable_in_place) {
         Span2D span{static_cast<const char *>(job.data), job.height, lay.row_elems, job.stride};
         if (job.stride == lay.row_bytes || job.height == 1)
             span = {span.base, 1, lay.row_elems * job.height, 0};
-        launch_count(job.dtype, span, rule, job.direct_bins, plan, counts, ctx, s);
+        hist::Finish finish;
+        if (finalize_in_launch)
+            finish = {t.hist,
+                      t.uncounted,
+                      job.bins,
+                      job.saturate,
+                      job.channels,
+                      plan.spread,
+                      reinterpret_cast<unsigned *>(reinterpret_cast<char *>(counts) + counts_bytes)};
+        launch_count(job.dtype, span, rule, job.direct_bins, plan, counts, finish, ctx, s);
     } else {
-        count_in_chunks(ctx, job, lay, kind, rule, plan, counts, budget - counts_bytes);
+        count_in_chunks(ctx, job, lay, kind, rule, plan, counts, budget - scratch_bytes);
     }
-    // Each pointer is asked about once (cudaPointerGetAttributes costs on every call on small data).
-    const bool hist_dev = on_device(job.hist), unc_dev = job.uncounted && on_device(job.uncounted);
-    deliver(ctx, job, counts, plan.spread, hist_dev, unc_dev, s);
+    deliver(ctx, job, counts, plan.spread, t, finalize_in_launch, hist_dev, unc_dev, s);
     ctx.counts_zero = true;
     bool host_involved = !usable_in_place || !hist_dev || (job.uncounted && !unc_dev);
     if (!ctx.asynchronous() || host_involved) ctx.synchronize_main();

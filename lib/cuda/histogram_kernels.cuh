@@ -202,12 +202,64 @@ __device__ void count_span(Tier &tier, const T *p, size_t n, unsigned c0, const 
         add_sample<T, M>(tier, p[i], channel_at(i), r);
 }
 
+// With v = the sum of the `spread` copies of slot c*(bins+1) + b: hist[c*bins + b] = min(v, saturate) and
+// uncounted[c] = v of slot c*(bins+1) + bins, for slots first, first + stride, ... The counters are left at
+// zero for the next call. Loads bypass L1: the counts were added by other blocks' atomics.
+__device__ inline void finalize_slots(unsigned long long *counts, unsigned spread, unsigned long long bins,
+                                      unsigned channels, unsigned long long saturate,
+                                      unsigned long long *hist, unsigned long long *uncounted,
+                                      unsigned long long first, unsigned long long stride) {
+    unsigned long long slots = (bins + 1) * channels;
+    for (unsigned long long i = first; i < slots; i += stride) {
+        unsigned long long c = i / (bins + 1), b = i % (bins + 1), v = 0;
+        for (unsigned g = 0; g < spread; ++g) {
+            v += __ldcg(counts + g * slots + i);
+            counts[g * slots + i] = 0;
+        }
+        if (b < bins)
+            hist[c * bins + b] = (saturate && v > saturate) ? saturate : v;
+        else if (uncounted)
+            uncounted[c] = v;
+    }
+}
+
+__global__ void finalize_kernel(unsigned long long *counts, unsigned spread, unsigned long long bins,
+                                unsigned channels, unsigned long long saturate, unsigned long long *hist,
+                                unsigned long long *uncounted) {
+    finalize_slots(counts, spread, bins, channels, saturate, hist, uncounted,
+                   blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x,
+                   (unsigned long long)gridDim.x * blockDim.x);
+}
+
+// A count made in one launch finalises in it: the block that flushes last (a ticket counter, zero between
+// calls and reset by that block) does finalize_kernel's work, which saves a launch on small histograms.
+// hist null: finalize_kernel runs after the launch instead.
+struct Finish {
+    unsigned long long *hist = nullptr, *uncounted = nullptr;
+    unsigned long long bins = 0, saturate = 0;
+    unsigned channels = 1, spread = 1;
+    unsigned *done = nullptr;
+};
+
+__device__ inline void finish_in_last_block(const Finish &f, unsigned long long *counts) {
+    __shared__ bool last;
+    __threadfence(); // this thread's flushes are visible before its block takes a ticket
+    __syncthreads();
+    if (threadIdx.x == 0) last = atomicAdd(f.done, 1u) == gridDim.x - 1;
+    __syncthreads();
+    if (!last) return;
+    __threadfence();
+    finalize_slots(counts, f.spread, f.bins, f.channels, f.saturate, f.hist, f.uncounted, threadIdx.x,
+                   blockDim.x);
+    if (threadIdx.x == 0) *f.done = 0;
+}
+
 // One span (rows == 1): the whole grid shares it, in rounds of kFlushSamples per block. Several rows: each
 // block takes rows in turn. Every block runs the same number of rounds so that flushes (cluster barriers
 // in ClusterTier) line up.
 template <class T, Mode M, class Tier>
 __global__ void __launch_bounds__(kBlockThreads)
-    histogram_kernel(Span2D span, BinRule rule, Tier tier, unsigned long long *counts) {
+    histogram_kernel(Span2D span, BinRule rule, Tier tier, unsigned long long *counts, Finish finish) {
     extern __shared__ unsigned smem[];
     tier.init(smem);
     if (span.rows == 1) {
@@ -238,26 +290,7 @@ __global__ void __launch_bounds__(kBlockThreads)
         }
     }
     tier.flush(counts);
-}
-
-// With v = the sum of the `spread` copies of slot c*(bins+1) + b: hist[c*bins + b] = min(v, saturate) and
-// uncounted[c] = v of slot c*(bins+1) + bins. The counters are left at zero for the next call.
-__global__ void finalize_kernel(unsigned long long *counts, unsigned spread, unsigned long long bins,
-                                unsigned channels, unsigned long long saturate, unsigned long long *hist,
-                                unsigned long long *uncounted) {
-    unsigned long long slots = (bins + 1) * channels;
-    for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < slots;
-         i += (unsigned long long)gridDim.x * blockDim.x) {
-        unsigned long long c = i / (bins + 1), b = i % (bins + 1), v = 0;
-        for (unsigned g = 0; g < spread; ++g) {
-            v += counts[g * slots + i];
-            counts[g * slots + i] = 0;
-        }
-        if (b < bins)
-            hist[c * bins + b] = (saturate && v > saturate) ? saturate : v;
-        else if (uncounted)
-            uncounted[c] = v;
-    }
+    if (finish.hist) finish_in_last_block(finish, counts);
 }
 
 } // namespace gpk::cuda::hist
