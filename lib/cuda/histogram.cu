@@ -5,6 +5,7 @@
 #include "cuda/pipeline.cuh"
 
 #include <algorithm>
+#include <cstdlib>
 #include <string>
 
 namespace gpk::cuda {
@@ -31,7 +32,18 @@ struct TierPlan {
     unsigned spread = 1; // copies of the result the blocks flush into
 };
 
-TierPlan plan_tier(unsigned long long slots, const DeviceLimits &lim) {
+// Most blocks a cluster of the cluster tier may have: the internal knob GPK_TEST_HIST_CLUSTER=2..8
+// (NOTES.md), else kClusterBlocks. Fewer blocks hold larger slices (fewer blocks per SM) and reach fewer of
+// them remotely.
+constexpr unsigned kClusterBlocks = 4;
+unsigned max_cluster_blocks() {
+    const char *knob = std::getenv("GPK_TEST_HIST_CLUSTER");
+    int v = knob ? std::atoi(knob) : 0;
+    return v >= 2 && v <= 8 ? unsigned(v) : kClusterBlocks;
+}
+
+// `in_smem`: the slots a cluster holds in shared memory (a single channel's uncounted slot is not).
+TierPlan plan_tier(unsigned long long slots, unsigned long long in_smem, const DeviceLimits &lim) {
     TierPlan t;
     size_t max_smem = lim.smem_per_block_optin;
     if (slots * 4 <= max_smem) {
@@ -45,9 +57,10 @@ TierPlan plan_tier(unsigned long long slots, const DeviceLimits &lim) {
         return t;
     }
     if (lim.compute_major >= 9) {
+        const unsigned most = max_cluster_blocks();
         for (unsigned shift = 10; shift <= 20 && (size_t(4) << shift) <= max_smem; ++shift) {
-            unsigned long long blocks = (slots + (1ull << shift) - 1) >> shift;
-            if (blocks <= 8) {
+            unsigned long long blocks = (in_smem + (1ull << shift) - 1) >> shift;
+            if (blocks <= most) {
                 t.kind = TierKind::cluster;
                 t.slice_shift = shift;
                 t.cluster_size = unsigned(blocks);
@@ -110,7 +123,8 @@ void launch_tier(const Span2D &span, const BinRule &rule, const TierPlan &plan, 
         unsigned grid = grid_for(kernel, span, plan.smem_bytes, V, ctx);
         unsigned n = std::max(1u, std::min(unsigned(std::max(clusters, 1)), grid / plan.cluster_size + 1));
         config.gridDim = dim3(n * plan.cluster_size);
-        hist::ClusterTier tier{nullptr, plan.slice_shift, unsigned((rule.bins + 1) * rule.channels)};
+        const unsigned slots = unsigned((rule.bins + 1) * rule.channels);
+        hist::ClusterTier tier{nullptr, plan.slice_shift, slots, rule.channels == 1 ? slots - 1 : slots};
         check(cudaLaunchKernelEx(&config, kernel, span, rule, tier, counts, finish),
               "histogram_kernel (cluster)");
     } else {
@@ -262,7 +276,7 @@ void histogram_run(DeviceContext &ctx, const HistogramJob &job) {
     BinRule rule{(long long)job.bins, job.lower, job.upper, double(job.bins) / (job.upper - job.lower),
                  job.channels};
     unsigned long long slots = (job.bins + 1) * job.channels;
-    TierPlan plan = plan_tier(slots, ctx.limits());
+    TierPlan plan = plan_tier(slots, job.channels == 1 ? slots - 1 : slots, ctx.limits());
     size_t counts_bytes = slots * plan.spread * sizeof(unsigned long long);
     MemoryKind kind = memory_kind(job.data);
     auto address = reinterpret_cast<uintptr_t>(job.data);

@@ -4,8 +4,8 @@
 // Three places to count in, by the number of slots:
 //   SharedTier  - block-private u32 copies in shared memory, one per lane (bank) of the warp, so that
 //                 neither equal samples nor any other pattern makes lanes collide;
-//   ClusterTier - one u32 copy spread over the shared memory of a thread-block cluster (sm_90), reached
-//                 through distributed shared memory;
+//   ClusterTier - one u32 copy spread over the shared memory of a thread-block cluster (sm_90): a block's
+//                 own slice directly, the others' through distributed shared memory;
 //   GlobalTier  - u64 atomics on the result, warp-aggregated so that equal samples cost one atomic.
 // u32 counters are flushed into the u64 result before any of them can overflow (kFlushSamples).
 #pragma once
@@ -105,31 +105,51 @@ struct SharedTier {
 struct ClusterTier {
     unsigned *smem;
     unsigned slice_shift, slots;
+    // Slots held in the cluster's shared memory: all of them, or all but the last where that is the one
+    // channel's uncounted slot, which each thread counts in a register (`extra`) and flushes itself.
+    unsigned in_smem;
+    unsigned rank = 0;
+    unsigned long long extra = 0;
 
     // Clusters exist from sm_90 on; the dispatcher chooses this tier only there.
     __device__ void init(unsigned *s) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
         smem = s;
+        rank = cg::this_cluster().block_rank();
         for (unsigned i = threadIdx.x; i < (1u << slice_shift); i += blockDim.x) smem[i] = 0;
         cg::this_cluster().sync();
 #endif
     }
+    // A slot of this block's slice is counted in its own shared memory, another block's through
+    // distributed shared memory.
     __device__ __forceinline__ void add(unsigned long long slot) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-        unsigned rank = unsigned(slot >> slice_shift);
-        unsigned *owner = cg::this_cluster().map_shared_rank(smem, rank);
-        atomicAdd(owner + (unsigned(slot) & ((1u << slice_shift) - 1)), 1u);
+        if (slot >= in_smem) {
+            ++extra;
+            return;
+        }
+        unsigned owner_rank = unsigned(slot >> slice_shift), at = unsigned(slot) & ((1u << slice_shift) - 1);
+        if (owner_rank == rank)
+            atomicAdd(smem + at, 1u);
+        else
+            atomicAdd(cg::this_cluster().map_shared_rank(smem, owner_rank) + at, 1u);
 #endif
     }
     __device__ void flush(unsigned long long *counts) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
         cg::cluster_group cluster = cg::this_cluster();
         cluster.sync();
-        unsigned long long first = (unsigned long long)cluster.block_rank() << slice_shift;
+        unsigned long long first = (unsigned long long)rank << slice_shift;
         for (unsigned i = threadIdx.x; i < (1u << slice_shift); i += blockDim.x) {
             unsigned v = smem[i];
             smem[i] = 0;
-            if (v && first + i < slots) atomicAdd(counts + first + i, (unsigned long long)v);
+            if (v && first + i < in_smem) atomicAdd(counts + first + i, (unsigned long long)v);
+        }
+        if (in_smem < slots) { // the uncounted slot: a warp's counts summed, one atomic
+            unsigned long long v = extra;
+            for (int o = 16; o > 0; o /= 2) v += __shfl_xor_sync(0xffffffffu, v, o);
+            if (threadIdx.x % 32 == 0 && v) atomicAdd(counts + in_smem, v);
+            extra = 0;
         }
         cluster.sync();
 #endif

@@ -174,6 +174,16 @@ void test_layouts(gpu::Contexts &ctxs) {
     run_case(ctxs, {GPK_U16, 1031, 37, 1, 6, 65536, 0, 65536, 0, Case::random}, 6);
     run_case(ctxs, {GPK_U16, 211, 37, 4, 6, 65536, 0, 65536, 0, Case::random}, 60);
     run_case(ctxs, {GPK_U16, 1000, 30, 1, 2, 1000, 0, 65536, 0, Case::random}, 7);
+    // The cluster tier with a single channel keeps the uncounted slot out of the cluster (each thread counts
+    // it): u32 direct bins with samples past the last bin, general f32 bins with NaN, infinities and samples
+    // outside the range; clusters of 2, 4 and 8 blocks (GPK_TEST_HIST_CLUSTER).
+    for (const char *blocks : {"2", "4", "8"}) {
+        setenv("GPK_TEST_HIST_CLUSTER", blocks, 1);
+        run_case(ctxs, {GPK_U32, 1503, 41, 1, 4, 65536, 0, 65536, 0, Case::random}, 70);
+        run_case(ctxs, {GPK_F32, 997, 23, 1, 0, 70000, 0, 1, 0, Case::random}, 71);
+        run_case(ctxs, {GPK_U16, 40000, 1, 2, 0, 40000, 0, 40000, 0, Case::random}, 72);
+    }
+    unsetenv("GPK_TEST_HIST_CLUSTER");
     // u32: the lab (1024 bins saturating at 255, 3984 of 4096 values per row), and 2^20 bins (global tier).
     run_case(ctxs, {GPK_U32, 3984, 100 * s, 1, 112 * 4, 1024, 0, 1024, 255, Case::lab}, 8);
     run_case(ctxs, {GPK_U32, 4096, 64, 1, 0, size_t(1) << 20, 0, double(1 << 20), 0, Case::random}, 9);
