@@ -252,17 +252,17 @@ double threshold_for(const std::vector<double> &md, size_t k) {
 // a batch, with reports on and off; on device data the recomputation of a converged pass, or the pass that
 // ends the run, writes tfinal directly, also from the caller's tinit when the first pass converged.
 void test_convergence(gpk_context *cpu, gpk_context *gpu) {
-    Problem p = random_problem(150, 260, 42);
+    Problem p = random_problem(150, 260, 42); // every k below is a new minimum of its maxdiffs
     std::vector<double> md = maxdiffs(cpu, p, 200);
     CHECK_EQ(md.size(), size_t(200));
     const std::vector<size_t> all = {1, 2, 3, 4, 5, 7, 8, 9, 14, 16, 23, 64, 101, 150, 199},
-                              few = {1, 3, 8, 9, 16, 23};
+                              few = {1, 3, 9, 16};
     for (size_t k : small() ? few : all) {
         double threshold = threshold_for(md, k);
         CHECK_MSG(threshold > 0, "no threshold converges at " + std::to_string(k));
         if (threshold <= 0) continue;
         for (size_t period : {0, 3, 8}) {
-            if (small() && period == 8) continue;
+            if (small() && period != 0) continue;
             for (Memory mem : {Memory::pageable, Memory::device}) {
                 if (mem == Memory::device && period == 3) continue;
                 Settings s{200, threshold, period, 2};
@@ -282,7 +282,7 @@ void test_convergence(gpk_context *cpu, gpk_context *gpu) {
 // written by the pass that ends the run; host arrays go through copies) and no tfinal at all; maxiter
 // around the pass lengths, so that the checking first pass is also the last one, or not.
 void test_placements(gpk_context *cpu, gpk_context *gpu) {
-    Problem p = random_problem(small() ? 70 : 210, small() ? 300 : 530, 31);
+    Problem p = random_problem(small() ? 40 : 210, small() ? 260 : 530, 31);
     const Memory D = Memory::device, H = Memory::pageable, P = Memory::pinned;
     const Placement placements[] = {{D, D, D, false}, {D, H, D, false}, {H, D, D, false}, {D, D, H, false},
                                     {H, H, D, false}, {P, D, P, false}, {D, D, D, true},  {H, H, H, true}};
@@ -322,7 +322,7 @@ void test_cancellation(gpk_context *cpu, gpk_context *gpu) {
 
 // Host pageable, host pinned and device pointers, and a caller stream: the same bits every time.
 void test_memory_kinds(gpk_context *cpu, gpk_context *gpu) {
-    Problem p = small() ? random_problem(70, 300, 5) : random_problem(201, 333, 5);
+    Problem p = small() ? random_problem(40, 260, 5) : random_problem(201, 333, 5);
     Settings s{small() ? 20u : 45u, 0.0, 9, 4};
     Outcome want = run(gpu, p, s);
     compare(want, run(cpu, p, s), "pageable");
@@ -343,10 +343,10 @@ void test_memory_kinds(gpk_context *cpu, gpk_context *gpu) {
 
 // The same call twice, and every pass length (internal knob), give the same bits.
 void test_determinism(gpk_context *gpu) {
-    Problem p = small()                         ? random_problem(70, 500, 77)
+    Problem p = small()                         ? random_problem(40, 260, 77)
                 : std::getenv("GPK_TEST_QUICK") ? random_problem(123, 311, 77)
                                                 : random_problem(523, 611, 77);
-    Settings s{small() ? 30u : 90u, 0.0, 10, 0};
+    Settings s{small() ? 20u : 90u, 0.0, 10, 0};
     Outcome first = run(gpu, p, s);
     CHECK_MSG(identical(run(gpu, p, s), first), "second run differs");
     // Pass lengths on the default kernel, then each kernel built (lib/cuda/heat.cu) at full and odd lengths.
