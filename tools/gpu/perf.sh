@@ -7,7 +7,8 @@
 #              test_gpu_heat with GPK_TEST_SMALL=1, then bench_convolve (u8, separable); each bench prints
 #              gpk beside its peer, the fraction of the ceiling and the API wall clock
 #   ncu        Nsight Compute on one pass of the default heat kernel at 4096x4096
-#   memcheck   compute-sanitizer memcheck on test_gpu_heat with GPK_TEST_SMALL=1
+#   memcheck   compute-sanitizer memcheck on test_gpu_heat with GPK_TEST_SMALL=1, then racecheck on
+#              test_gpu_convolve with GPK_TEST_QUICK=1 (the fused separable kernel), as time allows
 # Stages after the test run are skipped once the time left would not cover them. Logs (8 files at most)
 # go to $OUT (default ./perf-logs); a summary table ends the output.
 set -u -o pipefail
@@ -93,6 +94,9 @@ stage ncu_heat 60 ncu.txt ncu --kernel-name regex:pass_kernel --launch-skip 2 --
 
 stage memcheck_heat 60 sanitizer.log env GPK_TEST_SMALL=1 \
     compute-sanitizer --tool memcheck --error-exitcode 1 $B/tests/gpu/test_gpu_heat
+
+stage racecheck_convolve 90 sanitizer.log env GPK_TEST_QUICK=1 \
+    compute-sanitizer --tool racecheck --error-exitcode 1 $B/tests/gpu/test_gpu_convolve
 
 wait $sass_pid 2>/dev/null
 
