@@ -4,16 +4,15 @@
 // threads (one per CUDA thread) with real barriers; shared memory starts as NaN bytes so that reads of
 // unwritten slots show; asynchronous copies complete at once.
 #include "cuda_runtime.h"
-#include <barrier>
 #include <atomic>
-}
-;
+#include <barrier>
+#include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <mutex>
 #include <thread>
 #include <vector>
-#include <cstdio>
+
 thread_local dim3 threadIdx, blockIdx;
 dim3 gridDim, blockDim;
 alignas(16) unsigned char emu_shared[1 << 18];
