@@ -16,11 +16,29 @@ template <int K> constexpr bool fused_size() {
     return K <= 17 || K == 25 || K == 33 || K == 49 || K == 65;
 }
 
-template <int K> void launch_fused(DeviceContext &ctx, const PassArgs &a, cudaStream_t s) {
+// GPK_TEST_CONV_FUSED (NOTES.md, internal knobs): "off" takes the two passes, for comparison; "require"
+// makes a filter the fused kernel would take but that does not fit the device GPK_ERR_UNSUPPORTED instead of
+// the two passes, so that tests see which path ran.
+enum class FusedKnob { on, off, require };
+FusedKnob fused_knob() {
+    const char *knob = std::getenv("GPK_TEST_CONV_FUSED");
+    if (knob && std::strcmp(knob, "off") == 0) return FusedKnob::off;
+    if (knob && std::strcmp(knob, "require") == 0) return FusedKnob::require;
+    return FusedKnob::on;
+}
+
+// Launches the fused kernel for K taps; false (nothing launched) where its block does not fit the device
+// (shared memory, registers): the caller then runs the two passes.
+template <int K> bool launch_fused(DeviceContext &ctx, const PassArgs &a, cudaStream_t s) {
     using S = FusedShape<K>;
     const auto kernel = separable_fused_kernel<K>;
     const int per_sm = ctx.resident_blocks(reinterpret_cast<const void *>(kernel), kFusedThreads, S::kSmem);
-    if (per_sm < 1) fail(GPK_ERR_UNSUPPORTED, "the fused separable kernel does not fit this device");
+    if (per_sm < 1) {
+        if (fused_knob() == FusedKnob::require)
+            fail(GPK_ERR_UNSUPPORTED, "the fused separable kernel does not fit this device "
+                                      "(GPK_TEST_CONV_FUSED=require)");
+        return false;
+    }
     const long long strips = (a.shape.width + kFusedW - 1) / kFusedW;
     const long long slots = (long long)per_sm * ctx.limits().multiprocessors;
     // Runs of rows: one wave of blocks where the image allows, each run at least 4 * (K - 1) rows so that
@@ -34,6 +52,7 @@ template <int K> void launch_fused(DeviceContext &ctx, const PassArgs &a, cudaSt
         a.src, a.shape, a.out, make_taps<float, kMaxTaps1D>(a.filter->row),
         make_taps<float, kMaxTaps1D>(a.filter->col), int(rows));
     check_launch("separable_fused_kernel");
+    return true;
 }
 
 template <int K = 3> bool launch_fused_for(DeviceContext &ctx, const PassArgs &a, int k, cudaStream_t s) {
@@ -41,19 +60,10 @@ template <int K = 3> bool launch_fused_for(DeviceContext &ctx, const PassArgs &a
         return false;
     } else {
         if constexpr (fused_size<K>()) {
-            if (k == K) {
-                launch_fused<K>(ctx, a, s);
-                return true;
-            }
+            if (k == K) return launch_fused<K>(ctx, a, s);
         }
         return launch_fused_for<K + 2>(ctx, a, k, s);
     }
-}
-
-// GPK_TEST_CONV_FUSED=off (NOTES.md, internal knobs): the two passes instead, for comparison.
-bool fused_enabled() {
-    const char *knob = std::getenv("GPK_TEST_CONV_FUSED");
-    return !(knob && std::strcmp(knob, "off") == 0);
 }
 
 } // namespace
@@ -61,7 +71,7 @@ bool fused_enabled() {
 bool launch_fused_separable(DeviceContext &ctx, const PassArgs &a, cudaStream_t s) {
     const gpk_filter &f = *a.filter;
     if (a.in_dtype != GPK_F32 || a.acc != AccKind::f32 || a.shape.channels != 1 || a.out.reduce ||
-        f.kw != f.kh || !fused_enabled())
+        f.kw != f.kh || fused_knob() == FusedKnob::off)
         return false;
     return launch_fused_for(ctx, a, f.kw, s);
 }

@@ -96,8 +96,10 @@ public:
     HeatBuffers &heat() { return heat_; }
 
     // Blocks of `kernel` resident on one SM with `threads` threads and `smem` bytes of dynamic shared
-    // memory, the kernel's dynamic shared-memory limit raised first where smem needs it. Asked of CUDA
-    // once per kernel and shape on this context, then remembered (a call on small data must not pay for it).
+    // memory, the kernel's dynamic shared-memory limit raised first where smem needs it; 0 where the block
+    // cannot run at all (its static and dynamic shared memory over the device's limit per block, or over
+    // GPK_TEST_SHARED_LIMIT; or its registers): callers then take another kernel. Asked of CUDA once per
+    // kernel and shape on this context, then remembered (a call on small data must not pay for it).
     int resident_blocks(const void *kernel, int threads, size_t smem);
 
 private:
@@ -117,6 +119,7 @@ private:
         int threads;
         size_t smem;
         int blocks;
+        size_t block_smem; // static + dynamic shared memory of a block
     };
     std::vector<Occupancy> occupancy_;
 };

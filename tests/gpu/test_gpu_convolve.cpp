@@ -385,6 +385,58 @@ void test_fused_separable(gpu::Contexts &ctxs) {
     std::printf("fused separable kernel: %zu cases\n", cases);
 }
 
+// Where the fused kernel's block does not fit the device (its static and dynamic shared memory over the
+// limit per block), the two passes run instead: never an error. The limit is faked lower with
+// GPK_TEST_SHARED_LIMIT; GPK_TEST_CONV_FUSED=require turns the fallback into GPK_ERR_UNSUPPORTED, which shows
+// the boundary: the smallest limit L at which the fused kernel runs. At L and at L - 1 (two passes) a plain
+// call gives the two passes' bits. 65 taps: 48 KiB of dynamic shared memory and a little static, more than
+// a kernel may have without raising its limit (the first GPU run refused these filters).
+void test_fused_fit_boundary(gpu::Contexts &ctxs) {
+    for (const char *filter : {"realsep:3:3", "realsep:65:65"}) {
+        ConvCase k{GPK_F32,           GPK_F32, 133, 21, 1, filter, GPK_BORDER_REFLECT, GPK_NORMALIZE_NONE,
+                   GPK_ACCUMULATE_F32};
+        gpk_filter *f = make_filter(k.filter, 77);
+        const std::vector<unsigned char> img = make_image(k, 78);
+        Block in(Memory::device, img.size()), out(Memory::device, k.out_stride() * k.height);
+        in.upload(img.data());
+        auto call = [&](const char *fused, size_t limit, std::vector<unsigned char> *got) {
+            if (fused) setenv("GPK_TEST_CONV_FUSED", fused, 1);
+            if (limit) setenv("GPK_TEST_SHARED_LIMIT", std::to_string(limit).c_str(), 1);
+            std::vector<unsigned char> poison(k.out_stride() * k.height, kPoison);
+            out.upload(poison.data());
+            const gpk_status st = convolve(ctxs.cuda, k, f, in.get(), out.get());
+            unsetenv("GPK_TEST_CONV_FUSED");
+            unsetenv("GPK_TEST_SHARED_LIMIT");
+            if (got) {
+                got->resize(poison.size());
+                out.download(got->data());
+            }
+            return st;
+        };
+        const std::string what = describe(k);
+        std::vector<unsigned char> two_pass, got;
+        CHECK_OK(ctxs.cuda, call("off", 0, &two_pass));
+        CHECK_OK(ctxs.cuda, call("require", 0, &got)); // every built size fits a device of compute 7.5+
+        CHECK_MSG(got == two_pass, what + ": fused and two-pass results differ");
+        size_t lo = 0, hi = 1 << 20; // require fails at lo (0: no limit is not a limit), succeeds at hi
+        while (hi - lo > 1) {
+            const size_t mid = (lo + hi) / 2;
+            (call("require", mid, nullptr) == GPK_OK ? hi : lo) = mid;
+        }
+        std::printf("%s: the fused kernel runs from a shared-memory limit of %zu bytes a block\n", filter,
+                    hi);
+        CHECK_MSG(hi > 1024, what + ": boundary " + std::to_string(hi));
+        if (std::string(filter) == "realsep:65:65")
+            CHECK_MSG(hi > 48 * 1024, what + ": boundary " + std::to_string(hi) + " not above 48 KiB");
+        CHECK_STATUS(ctxs.cuda, call("require", hi - 1, nullptr), GPK_ERR_UNSUPPORTED);
+        for (size_t limit : {hi - 1, hi}) {
+            CHECK_OK(ctxs.cuda, call(nullptr, limit, &got));
+            CHECK_MSG(got == two_pass, what + ": limit " + std::to_string(limit) + ": result differs");
+        }
+        gpk_filter_destroy(f);
+    }
+}
+
 // Pointers not aligned to their sample type: the CUDA backend answers as the CPU backend does.
 void test_misaligned(gpu::Contexts &ctxs) {
     ConvCase k{GPK_U16, GPK_F32, 57, 31, 1, "lp5", GPK_BORDER_CLAMP, GPK_NORMALIZE_NONE, GPK_ACCUMULATE_AUTO};
@@ -590,6 +642,7 @@ int main() {
     test_kernels(ctxs);
     test_strip_kernel(ctxs);
     test_fused_separable(ctxs);
+    test_fused_fit_boundary(ctxs);
     test_misaligned(ctxs);
     test_beyond_device_memory(ctxs);
     test_row_limit();

@@ -223,6 +223,11 @@ cudaError_t cudaPointerGetAttributes(cudaPointerAttributes *a, const void *p) {
 cudaError_t cudaFuncSetAttribute(const void *, cudaFuncAttribute, int) {
     return cudaSuccess;
 }
+cudaError_t cudaFuncGetAttributes(cudaFuncAttributes *a, const void *) {
+    a->sharedSizeBytes = 0;
+    a->maxDynamicSharedSizeBytes = 48 * 1024;
+    return cudaSuccess;
+}
 cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int *b, const void *, int, size_t smem) {
     *b = smem <= 113 * 1024 ? 2 : 1;
     return cudaSuccess;

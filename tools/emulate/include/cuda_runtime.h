@@ -52,6 +52,10 @@ struct cudaPointerAttributes {
     void *devicePointer, *hostPointer;
 };
 enum cudaFuncAttribute { cudaFuncAttributeMaxDynamicSharedMemorySize = 8 };
+struct cudaFuncAttributes {
+    size_t sharedSizeBytes;
+    int maxDynamicSharedSizeBytes;
+};
 struct cudaDeviceProp {
     int multiProcessorCount, major, minor;
     size_t sharedMemPerBlockOptin;
@@ -86,6 +90,7 @@ cudaError_t cudaEventRecord(cudaEvent_t, cudaStream_t);
 cudaError_t cudaEventSynchronize(cudaEvent_t);
 cudaError_t cudaPointerGetAttributes(cudaPointerAttributes *, const void *);
 cudaError_t cudaFuncSetAttribute(const void *, cudaFuncAttribute, int);
+cudaError_t cudaFuncGetAttributes(cudaFuncAttributes *, const void *);
 cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int *, const void *, int, size_t);
 template <class F> cudaError_t cudaFuncSetAttribute(F f, cudaFuncAttribute a, int v) {
     return cudaFuncSetAttribute((const void *)f, a, v);
