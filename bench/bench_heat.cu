@@ -237,11 +237,13 @@ void fixed_cost(gpk_context *ctx, int n, const double *t, const double *c, doubl
         n, n, where, t1, t2, t8, t50, t100, per_iter, fixed, fixed / per_iter);
 }
 
-// Each pass kernel the library has (GPK_TEST_HEAT_KERNEL=T/B: up to T iterations a pass, B blocks per SM).
+// Each pass kernel the library has (GPK_TEST_HEAT_KERNEL=T/B: up to T iterations a pass, B blocks per SM;
+// 4/4 is the fallback of 128-thread blocks), timed over whole passes: calls of 2T and 2T + ~extra iterations.
 void kernel_sweep(gpk_context *ctx, int n, const double *t, const double *c, double *out, size_t extra) {
-    for (const char *k : {"4/2", "6/2", "8/2", "8/1", "12/1"}) {
+    for (const char *k : {"6/2", "4/2", "7/2", "8/2", "8/1", "12/1", "4/4"}) {
+        const size_t levels = (size_t)std::atoi(k);
         setenv("GPK_TEST_HEAT_KERNEL", k, 1);
-        double ms = time_gpk(ctx, n, t, c, out, 12, extra, 5);
+        double ms = time_gpk(ctx, n, t, c, out, 2 * levels, (extra + levels - 1) / levels * levels, 5);
         unsetenv("GPK_TEST_HEAT_KERNEL");
         std::printf("heat f64 %5dx%-5d  kernel %-5s %8.4f ms/iteration %7.1f GCells/s\n", n, n, k, ms,
                     (double)n * n / (ms * 1e-3) / 1e9);
@@ -264,7 +266,7 @@ void bench_size(gpk_context *ctx, int n, size_t extra, int peer_iters) {
         bad = (double)count_mismatches(ctx, peer, n, t, c, out, check_iters);
         peer_ms = time_peer(peer, c, peer_iters);
     }
-    double gpk_ms = time_gpk(ctx, n, t, c, out, 8, extra, 7);
+    double gpk_ms = time_gpk(ctx, n, t, c, out, 12, extra, 7); // whole passes of the default kernel (6)
     auto gcells = [&](double ms) { return (double)cells / (ms * 1e-3) / 1e9; };
     auto fraction = [&](double ms) { return 24.0 * (double)cells / (ms * 1e-3) / 1e9 / kCopyCeilingGBs; };
     std::printf(
@@ -280,6 +282,25 @@ void bench_size(gpk_context *ctx, int n, size_t extra, int peer_iters) {
         BENCH_CHECK(cudaMemcpy(ht.data(), t, cells * sizeof(double), cudaMemcpyDeviceToHost));
         BENCH_CHECK(cudaMemcpy(hc.data(), c, cells * sizeof(double), cudaMemcpyDeviceToHost));
         fixed_cost(ctx, n, ht.data(), hc.data(), hout.data(), "pageable", 3);
+        // What the copies alone cost: tinit and the conductivities up, tfinal down, by cudaMemcpy from and to
+        // the same pageable arrays (medians of 3).
+        auto copy_ms = [&](void *dst, const void *src) {
+            std::vector<double> ms;
+            for (int r = 0; r < 3; ++r) {
+                auto t0 = std::chrono::steady_clock::now();
+                BENCH_CHECK(cudaMemcpy(dst, src, cells * sizeof(double), cudaMemcpyDefault));
+                ms.push_back(
+                    std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+            }
+            return median(ms);
+        };
+        const double up = copy_ms(out, ht.data()), up2 = copy_ms(out, hc.data()),
+                     down = copy_ms(hout.data(), out);
+        const double gb = (double)cells * sizeof(double) / 1e9;
+        std::printf(
+            "heat f64 %5dx%-5d  pageable transfer floor %8.3f ms: 2 uploads %.3f + %.3f ms (%.1f GB/s), "
+            "download %.3f ms (%.1f GB/s)\n",
+            n, n, up + up2 + down, up, up2, 2 * gb / ((up + up2) * 1e-3), down, gb / (down * 1e-3));
     }
     std::fflush(stdout);
     cudaFree(t);
@@ -323,8 +344,8 @@ int main(int argc, char **argv) {
         gpk_context_destroy(ctx);
         return 0;
     }
-    bench_size(ctx, 4096, 400, 100);
-    bench_size(ctx, 16384, 40, 20);
+    bench_size(ctx, 4096, 402, 100);
+    bench_size(ctx, 16384, 42, 20);
     gpk_context_destroy(ctx);
     return 0;
 }

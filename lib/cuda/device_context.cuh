@@ -6,6 +6,7 @@
 #include "cuda/memory.cuh"
 
 #include <array>
+#include <memory>
 #include <cstddef>
 #include <vector>
 
@@ -43,10 +44,19 @@ struct HeatBuffers {
     struct Plan {
         size_t rows = 0, cols = 0;
         const void *kernel = nullptr;
+        int per_sm = 0; // blocks of it resident per SM
         int rows_per_block = 0;
         unsigned grid_x = 0, grid_y = 0;
     } plan;
     size_t held() const { return grids.capacity() + cond.capacity() + work.capacity(); }
+    // Recorded after each of the (at most two) batches in flight; made on first use.
+    Event &batch_done(int slot) {
+        if (!done_[slot]) done_[slot] = std::make_unique<Event>();
+        return *done_[slot];
+    }
+
+private:
+    std::unique_ptr<Event> done_[2];
 };
 
 // Facts about the device that sizing decisions need.

@@ -3,7 +3,9 @@
 // convergence inside a pass, cancellation, determinism, device-side input checks, the out-of-memory path
 // and the pat1 check. Exits 77 where no CUDA device exists. GPK_TEST_QUICK=1 leaves out the grids over
 // 100000 cells; GPK_TEST_SMALL=1 keeps every path and kernel (several blocks each way) at the fewest
-// cells and iterations, and leaves out pat1, so that compute-sanitizer's racecheck finishes in minutes.
+// cells and iterations, and leaves out pat1, so that compute-sanitizer's racecheck finishes in about a
+// minute. GPK_TEST_ONLY=name,... runs the named groups only (kernels, awkward, convergence, cancellation,
+// placements, memory_kinds, determinism, invalid, out_of_memory, pat1).
 #include "check.hpp"
 #include "gpk.h"
 
@@ -225,6 +227,7 @@ void test_awkward_sizes(gpk_context *cpu, gpk_context *gpu) {
     unsigned seed = 1;
     for (auto &nm : sizes) {
         if (quick && nm[0] * nm[1] > 100000) continue;
+        if (small() && nm[0] * nm[1] > 300) continue;
         Problem p = random_problem(nm[0], nm[1], seed++);
         for (size_t period : {0, 1, 7}) {
             if (small() && period != 7) continue;
@@ -255,8 +258,7 @@ void test_convergence(gpk_context *cpu, gpk_context *gpu) {
     Problem p = random_problem(150, 260, 42); // every k below is a new minimum of its maxdiffs
     std::vector<double> md = maxdiffs(cpu, p, 200);
     CHECK_EQ(md.size(), size_t(200));
-    const std::vector<size_t> all = {1, 2, 3, 4, 5, 7, 8, 9, 14, 16, 23, 64, 101, 150, 199},
-                              few = {1, 3, 9, 16};
+    const std::vector<size_t> all = {1, 2, 3, 4, 5, 7, 8, 9, 14, 16, 23, 64, 101, 150, 199}, few = {3, 9};
     for (size_t k : small() ? few : all) {
         double threshold = threshold_for(md, k);
         CHECK_MSG(threshold > 0, "no threshold converges at " + std::to_string(k));
@@ -287,7 +289,7 @@ void test_placements(gpk_context *cpu, gpk_context *gpu) {
     const Placement placements[] = {{D, D, D, false}, {D, H, D, false}, {H, D, D, false}, {D, D, H, false},
                                     {H, H, D, false}, {P, D, P, false}, {D, D, D, true},  {H, H, H, true}};
     for (size_t maxiter : {1, 2, 7, 8, 9, 17, 50}) {
-        if (small() && (maxiter == 2 || maxiter == 50)) continue;
+        if (small() && maxiter != 1 && maxiter != 9) continue;
         Settings s{maxiter, 0.0, maxiter > 8 ? 5u : 0u, 3};
         Outcome want = run(cpu, p, s);
         for (const Placement &m : placements) {
@@ -301,9 +303,10 @@ void test_placements(gpk_context *cpu, gpk_context *gpu) {
 // A callback that stops the run: CANCELLED, the state of that iteration, the final report delivered; a
 // stop asked on the converging or last iteration is no cancellation.
 void test_cancellation(gpk_context *cpu, gpk_context *gpu) {
-    Problem p = random_problem(77, 301, 9);
+    Problem p = small() ? random_problem(40, 260, 9) : random_problem(77, 301, 9);
     for (bool in_report : {false, true}) {
         for (size_t stop_at : {6, 30, 60}) {
+            if (small() && (in_report || stop_at != 30)) continue;
             Settings s{60, 0.0, 6, 3, stop_at, in_report};
             Outcome g = run(gpu, p, s), c = run(cpu, p, s);
             gpk_status want = stop_at == 60 ? GPK_OK : GPK_ERR_CANCELLED;
@@ -312,6 +315,7 @@ void test_cancellation(gpk_context *cpu, gpk_context *gpu) {
             compare(g, c, label(p, s) + " stopped at " + std::to_string(stop_at));
         }
     }
+    if (small()) return;
     std::vector<double> md = maxdiffs(cpu, p, 40);
     Settings s{40, threshold_for(md, 27), 0, 1, 27};
     CHECK(s.threshold > 0);
@@ -352,11 +356,11 @@ void test_determinism(gpk_context *gpu) {
     // Pass lengths on the default kernel, then each kernel built (lib/cuda/heat.cu) at full and odd lengths.
     const struct {
         const char *kernel, *levels;
-    } variants[] = {{"", "1"},    {"", "2"},    {"", "3"},      {"", "5"},    {"", "7"},
-                    {"4/2", ""},  {"4/2", "3"}, {"6/2", ""},    {"6/2", "5"}, {"8/1", ""},
-                    {"8/1", "6"}, {"12/1", ""}, {"12/1", "11"}, {"", "12"},   {"", "10"}};
+    } variants[] = {{"", "1"},    {"", "2"},    {"", "3"},      {"", "5"},   {"", "6"},    {"4/2", ""},
+                    {"4/2", "3"}, {"7/2", ""},  {"7/2", "5"},   {"8/2", ""}, {"8/2", "7"}, {"8/1", ""},
+                    {"8/1", "6"}, {"12/1", ""}, {"12/1", "11"}, {"4/4", ""}, {"", "12"},   {"", "10"}};
     for (const auto &v : variants) {
-        if (small() && *v.levels && *v.kernel == 0 && std::strcmp(v.levels, "3") != 0) continue;
+        if (small() && (*v.kernel || std::strcmp(v.levels, "3") != 0)) continue; // kernels: test_kernels
         if (*v.kernel) setenv("GPK_TEST_HEAT_KERNEL", v.kernel, 1);
         if (*v.levels) setenv("GPK_TEST_HEAT_PASS_LEVELS", v.levels, 1);
         Outcome got = run(gpu, p, s);
@@ -369,6 +373,37 @@ void test_determinism(gpk_context *gpu) {
         for (size_t k = 0; k < std::min(got.periodic.size(), first.periodic.size()); ++k)
             CHECK_MSG(std::memcmp(&got.periodic[k], &first.periodic[k], offsetof(gpk_heat_report, time)) == 0,
                       what + ": periodic report " + std::to_string(k) + " differs");
+    }
+}
+
+// Every pass kernel (lib/cuda/heat.cu) on a grid of two strips (three for 128-thread blocks) and three row
+// blocks of 30 rows (GPK_TEST_HEAT_ROWS), so that blocks take lean steps (heat_blocked.cuh) as well as
+// general ones: a first, checking pass of every level, whole passes, a shorter last pass, and convergence
+// inside a pass (its recomputation); against the CPU backend, and the same bits from every kernel. In
+// GPK_TEST_SMALL mode this is what covers the kernels.
+void test_kernels(gpk_context *cpu, gpk_context *gpu) {
+    Problem p = random_problem(70, 300, 11);
+    const double threshold = threshold_for(maxdiffs(cpu, p, 40), 10);
+    CHECK(threshold > 0);
+    for (int converging = 0; converging < 2; ++converging) {
+        Settings s{converging ? 40u : 27u, converging ? threshold : 0.0, 0, 3};
+        const Outcome want = run(cpu, p, s);
+        Outcome first;
+        for (const char *kernel : {"", "4/2", "7/2", "8/2", "8/1", "12/1", "4/4"}) {
+            if (*kernel) setenv("GPK_TEST_HEAT_KERNEL", kernel, 1);
+            setenv("GPK_TEST_HEAT_ROWS", "30", 1);
+            const Outcome got = run(gpu, p, s, Memory::device);
+            unsetenv("GPK_TEST_HEAT_KERNEL");
+            unsetenv("GPK_TEST_HEAT_ROWS");
+            const std::string what =
+                label(p, s) + ", kernel " + (*kernel ? kernel : "default") + ", 30-row blocks";
+            if (!*kernel) {
+                compare(got, want, what);
+                first = got;
+            } else {
+                CHECK_MSG(identical(got, first), what + " differs from the default kernel");
+            }
+        }
     }
 }
 
@@ -387,6 +422,7 @@ void test_invalid_device_inputs(gpk_context *gpu) {
                  {false, 901, NAN, "conductivity[901]"},
                  {false, 2000, -1e-300, "conductivity[2000]"}};
     for (const Case &k : cases) {
+        if (small() && &k != &cases[0] && &k != &cases[3]) continue;
         Problem bad = p;
         std::vector<double> &cells = k.temperature ? bad.t : bad.c;
         cells[k.index] = k.value;
@@ -498,6 +534,7 @@ int main() {
     // GPK_TEST_ONLY=name,name runs only the named groups (sanitizer runs split the test over processes).
     const char *only = std::getenv("GPK_TEST_ONLY");
     auto wanted = [&](const char *name) { return !only || std::strstr(only, name) != nullptr; };
+    if (wanted("kernels")) test_kernels(cpu, gpu);
     if (wanted("awkward")) test_awkward_sizes(cpu, gpu);
     if (wanted("convergence")) test_convergence(cpu, gpu);
     if (wanted("cancellation")) test_cancellation(cpu, gpu);

@@ -173,7 +173,7 @@ int main() {
     cuda::DeviceContext ctx(0, nullptr, 2);
     std::mt19937_64 rng(5);
     std::uniform_real_distribution<double> T(-100, 100), C(0, 1);
-    const size_t sizes[][2] = {{1, 1}, {3, 5}, {9, 100}, {20, 130}, {37, 61}, {2, 150}};
+    const size_t sizes[][2] = {{1, 1}, {3, 5}, {9, 100}, {20, 130}, {37, 61}, {2, 150}, {90, 70}};
     for (auto &nm : sizes) {
         size_t N = nm[0], M = nm[1];
         std::vector<double> t(N * M), c(N * M);
@@ -190,7 +190,7 @@ int main() {
                 compare(run(ctx, N, M, t, c, maxiter, 0, mt, mc, mf, tf, maxiter > 8 ? 4 : 0), r, tf, what);
             }
             if (maxiter != 17 && maxiter != 2) continue;
-            for (const char *k : {"4/2", "6/2", "8/1", "12/1"}) {
+            for (const char *k : {"4/2", "7/2", "8/2", "8/1", "12/1", "4/4"}) {
                 setenv("GPK_TEST_HEAT_KERNEL", k, 1);
                 for (const char *lv : {"", "3"}) {
                     if (*lv) setenv("GPK_TEST_HEAT_PASS_LEVELS", lv, 1);

@@ -1,6 +1,6 @@
 # Copies the CUDA sources the emulated checks need into a folder of host-compilable C++: dynamic shared
 # memory becomes the emulator's buffer, triple-chevron launches become emu_launch calls, and (unless asked
-# to keep them) the heat solver's 256-thread blocks become 64-thread blocks, which the emulator runs four
+# to keep them) the heat solver's 256-thread blocks become 64-thread blocks (128-thread ones 32), which the emulator runs four
 # times faster; the kernels are written for any block size.
 # Usage: python3 transform.py LIB_DIR OUT_DIR [keep]
 import re, os, sys
@@ -17,9 +17,14 @@ for f in files:
     s = s.replace('#pragma once', '#pragma once\n#include <cuda_runtime.h>', 1)
     s = re.sub(r'(\([^()]*\)|[\w:<>.]+)<<<(.*?)>>>\(', lambda m: 'emu_launch(%s, %s, ' % (m.group(1), m.group(2)), s, flags=re.S)
     if f == 'heat.cu' and not keep:
-        for a, b in [('kPassThreads = 256', 'kPassThreads = 64'), ('kFinishThreads = 256', 'kFinishThreads = 64'),
+        for a, b in [('kFinishThreads = 256', 'kFinishThreads = 64'),
                      ('kStatsThreads = 256', 'kStatsThreads = 64'), ('1024), 256, 0', '1024), 64, 0')]:
             assert a in s, a
             s = s.replace(a, b)
+        # pass kernels: 256-thread blocks become 64, 128-thread ones 32
+        s, n = re.subn(r'pass_kernel_of<(\d+), 256, ', r'pass_kernel_of<\1, 64, ', s)
+        assert n > 0
+        s, n = re.subn(r'pass_kernel_of<(\d+), 128, ', r'pass_kernel_of<\1, 32, ', s)
+        assert n > 0
     name = f.replace('.cu', '.cpp') if f.endswith('.cu') else f
     open(os.path.join(out, name), 'w').write(s)
