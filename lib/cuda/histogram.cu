@@ -21,26 +21,29 @@ constexpr unsigned long long kFinishInLaunchSlots = 8192; // a few slots per thr
 // Shared memory a block of the shared tier aims at; copies are halved until they fit.
 constexpr size_t kSharedTarget = 48 * 1024;
 
-enum class TierKind { shared, cluster, global };
+enum class TierKind { shared, window, cluster, global };
 
 struct TierPlan {
     TierKind kind = TierKind::global;
     unsigned copies = 1;      // shared
     unsigned slice_shift = 0; // cluster: 2^slice_shift slots per block
     unsigned cluster_size = 1;
+    unsigned windows = 1, window = 0; // window: launches, and slots a launch counts
     size_t smem_bytes = 0;
     unsigned spread = 1; // copies of the result the blocks flush into
 };
 
 // Most blocks a cluster of the cluster tier may have: the internal knob GPK_TEST_HIST_CLUSTER=2..8
 // (NOTES.md), else kClusterBlocks. Fewer blocks hold larger slices (fewer blocks per SM) and reach fewer of
-// them remotely.
-constexpr unsigned kClusterBlocks = 4;
-unsigned max_cluster_blocks() {
+// them remotely. The knob also chooses the cluster tier over the window tier.
+constexpr unsigned kClusterBlocks = 2;
+unsigned cluster_knob() {
     const char *knob = std::getenv("GPK_TEST_HIST_CLUSTER");
     int v = knob ? std::atoi(knob) : 0;
-    return v >= 2 && v <= 8 ? unsigned(v) : kClusterBlocks;
+    return v >= 2 && v <= 8 ? unsigned(v) : 0;
 }
+// Most windows (reads of the data) the window tier takes before the cluster or global tier does.
+constexpr unsigned kMaxWindows = 2;
 
 // `in_smem`: the slots a cluster holds in shared memory (a single channel's uncounted slot is not).
 TierPlan plan_tier(unsigned long long slots, unsigned long long in_smem, const DeviceLimits &lim) {
@@ -56,8 +59,19 @@ TierPlan plan_tier(unsigned long long slots, unsigned long long in_smem, const D
         t.spread = unsigned(std::max<unsigned long long>(1, std::min<unsigned long long>(16, 8192 / slots)));
         return t;
     }
+    // A block's shared memory, less room for the driver's share, in whole slots.
+    const unsigned long long per_block = (max_smem - 1024) / 4;
+    const unsigned windows =
+        unsigned(std::min<unsigned long long>(kMaxWindows + 1, (slots + per_block - 1) / per_block));
+    if (windows <= kMaxWindows && !(lim.compute_major >= 9 && cluster_knob())) {
+        t.kind = TierKind::window;
+        t.windows = windows;
+        t.window = unsigned((slots + windows - 1) / windows);
+        t.smem_bytes = size_t(t.window) * 4;
+        return t;
+    }
     if (lim.compute_major >= 9) {
-        const unsigned most = max_cluster_blocks();
+        const unsigned most = cluster_knob() ? cluster_knob() : kClusterBlocks;
         for (unsigned shift = 10; shift <= 20 && (size_t(4) << shift) <= max_smem; ++shift) {
             unsigned long long blocks = (in_smem + (1ull << shift) - 1) >> shift;
             if (blocks <= most) {
@@ -101,8 +115,22 @@ void launch_tier(const Span2D &span, const BinRule &rule, const TierPlan &plan, 
         unsigned grid = grid_for(kernel, span, plan.smem_bytes, V, ctx);
         kernel<<<grid, hist::kBlockThreads, plan.smem_bytes, stream>>>(span, rule, tier, counts, finish);
         check_launch("histogram_kernel (shared)");
+    } else if (plan.kind == TierKind::window) {
+        auto kernel = hist::histogram_kernel<T, M, hist::WindowTier>;
+        const unsigned long long slots = (unsigned long long)(rule.bins + 1) * rule.channels;
+        unsigned grid = grid_for(kernel, span, plan.smem_bytes, V, ctx);
+        for (unsigned w = 0; w < plan.windows; ++w) {
+            const unsigned long long lo = (unsigned long long)w * plan.window;
+            hist::WindowTier tier{nullptr, unsigned(lo),
+                                  unsigned(std::min<unsigned long long>(plan.window, slots - lo))};
+            // A launch that finalises in its last block must be the last one.
+            kernel<<<grid, hist::kBlockThreads, plan.smem_bytes, stream>>>(
+                span, rule, tier, counts, w + 1 == plan.windows ? finish : hist::Finish{});
+            check_launch("histogram_kernel (window)");
+        }
     } else if constexpr (hist::single_channel(M)) {
-        fail(GPK_ERR_INTERNAL, "histogram: single-channel kernels exist for the shared tier only");
+        fail(GPK_ERR_INTERNAL,
+             "histogram: single-channel kernels exist for the shared and window tiers only");
     } else if (plan.kind == TierKind::cluster) {
         auto kernel = hist::histogram_kernel<T, M, hist::ClusterTier>;
         allow_smem(kernel, plan.smem_bytes);
@@ -142,7 +170,8 @@ void launch_typed(const Span2D &span, const BinRule &rule, bool direct, const Ti
                   cudaStream_t stream) {
     using hist::Mode;
     if constexpr (std::is_integral<T>::value) {
-        if (direct && rule.channels == 1 && plan.kind == TierKind::shared) {
+        if (direct && rule.channels == 1 &&
+            (plan.kind == TierKind::shared || plan.kind == TierKind::window)) {
             if constexpr (sizeof(T) == 1) {
                 if (rule.bins >= 256)
                     return launch_tier<T, Mode::byte_all>(span, rule, plan, counts, finish, ctx, stream);

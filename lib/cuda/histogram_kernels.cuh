@@ -102,6 +102,34 @@ struct SharedTier {
     }
 };
 
+// One window of the slots, [lo, lo + size), in one block's shared memory (a u32 counter each); samples of
+// other slots are passed over. Slots that do not fit one block are counted window by window, one launch
+// each over the same data: every add is a plain shared-memory atomic (the cluster tier sends half or more of
+// them to other blocks), at the cost of reading the data once per window.
+struct WindowTier {
+    unsigned *smem;
+    unsigned lo, size;
+
+    __device__ void init(unsigned *s) {
+        smem = s;
+        for (unsigned i = threadIdx.x; i < size; i += blockDim.x) smem[i] = 0;
+        __syncthreads();
+    }
+    __device__ __forceinline__ void add(unsigned long long slot) {
+        const unsigned long long at = slot - lo;
+        if (at < size) atomicAdd(smem + unsigned(at), 1u);
+    }
+    __device__ void flush(unsigned long long *counts) {
+        __syncthreads();
+        for (unsigned i = threadIdx.x; i < size; i += blockDim.x) {
+            const unsigned v = smem[i];
+            smem[i] = 0;
+            if (v) atomicAdd(counts + lo + i, (unsigned long long)v);
+        }
+        __syncthreads();
+    }
+};
+
 struct ClusterTier {
     unsigned *smem;
     unsigned slice_shift, slots;
