@@ -80,8 +80,9 @@ __device__ __forceinline__ BlockRows block_rows(const Views &g, PassShape shape,
 // tfinal (`to_final`) when the pass ends the run. In recompute mode the pass runs only when the run
 // converged inside a pass of this batch, from that pass's source to redo_levels, and keeps no maxima
 // (partials null). MinBlocks resident per SM caps the registers (65536 / (MinBlocks * Threads)). Dynamic
-// shared memory: sizeof(PassShared<T, Threads>).
-template <int T, int Threads, int MinBlocks, bool Check>
+// shared memory: sizeof(PassShared<T, Threads>). Lean: a pass of every level takes lean steps where it can
+// (false: general steps only, where the lean ones would spill).
+template <int T, int Threads, int MinBlocks, bool Check, bool Lean>
 __global__ void __launch_bounds__(Threads, MinBlocks)
     pass_kernel(Views g, const double *__restrict__ cond, DeviceState *state, PassShape shape, int levels,
                 bool to_final, bool recompute, double *partials) {
@@ -179,19 +180,24 @@ __global__ void __launch_bounds__(Threads, MinBlocks)
     using P0 = std::integral_constant<int, 0>;
     using P1 = std::integral_constant<int, 1>;
     using P2 = std::integral_constant<int, 2>;
+    auto general = [&](int s) { // steps s..s+2 that exist, with every range test
+        step(P0(), std::false_type(), s);
+        if (s + 1 < steps) step(P1(), std::false_type(), s + 1);
+        if (s + 2 < steps) step(P2(), std::false_type(), s + 2);
+    };
     // The checking pass (once a run) takes general steps only: with lean steps 6/2 spilled 72 bytes (ptxas,
     // sm_90); without, 32 bytes of stores.
-    for (int s = 0;;) {
-        for (; s < steps && (Check || s < lean_lo || s + 3 > lean_hi); s += 3) {
-            step(P0(), std::false_type(), s);
-            if (s + 1 < steps) step(P1(), std::false_type(), s + 1);
-            if (s + 2 < steps) step(P2(), std::false_type(), s + 2);
-        }
-        if (Check || s >= steps) break;
-        for (; s + 3 <= lean_hi; s += 3) {
-            step(P0(), std::true_type(), s);
-            step(P1(), std::true_type(), s + 1);
-            step(P2(), std::true_type(), s + 2);
+    if constexpr (Check || !Lean) {
+        for (int s = 0; s < steps; s += 3) general(s);
+    } else {
+        for (int s = 0;;) {
+            for (; s < steps && (s < lean_lo || s + 3 > lean_hi); s += 3) general(s);
+            if (s >= steps) break;
+            for (; s + 3 <= lean_hi; s += 3) {
+                step(P0(), std::true_type(), s);
+                step(P1(), std::true_type(), s + 1);
+                step(P2(), std::true_type(), s + 2);
+            }
         }
     }
     __pipeline_wait_prior(0);

@@ -77,7 +77,7 @@ echo "GPU tests built: $gpu_tests"
         echo "=== register use, stack, shared memory of every kernel"
         cuobjdump -res-usage "$lib" 2>&1 | grep -B1 -E "REG:" | grep -vE "^--$" | paste - - |
             sed -E 's/\s+/ /g' | sort -u
-        for f in '_ZN3gpk4cuda4heat11pass_kernelILi6ELi256ELi2ELb0EEEvNS1_5ViewsEPKdPNS1_11DeviceStateENS1_9PassShapeEibbPd' \
+        for f in '_ZN3gpk4cuda4heat11pass_kernelILi6ELi256ELi2ELb0ELb1EEEvNS1_5ViewsEPKdPNS1_11DeviceStateENS1_9PassShapeEibbPd' \
             '_ZN3gpk4cuda4conv22separable_fused_kernelILi17EEEvNS1_10SourceRowsENS1_5ShapeENS1_6OutputENS1_4TapsIfLi129EEES7_i'; do
             echo "=== SASS of $f"
             cuobjdump -sass -fun "$f" "$lib" 2>&1 | grep -vE "^\s+/\* [0-9a-fx]+ \*/\s*$" | head -6000
@@ -169,8 +169,8 @@ echo "--- ncu (heat pass kernel, 16384x16384)"
 grep -hE "pass_kernel<|Duration|DRAM Throughput|Memory Throughput|Compute \(SM\) Throughput|Achieved Occupancy|Registers Per|Executed Ipc|Issue Slots|L1/TEX Hit|L2 Hit|dram__bytes|pipe_fp64|inst_executed|op_shared|op_local|wavefronts_mem_shared|issue_stalled|issue_active|warps_active|sector_hit" \
     "$OUT/ncu.txt" 2>/dev/null | head -50
 echo "--- registers of the heat pass kernels (sass.txt)"
-grep -E "pass_kernel" "$OUT/sass.txt" 2>/dev/null | grep -oE "pass_kernelILi[0-9]+ELi[0-9]+ELi[0-9]ELb[01].*REG:[0-9]+ STACK:[0-9]+" |
-    sed -E 's/pass_kernelILi([0-9]+)ELi([0-9]+)ELi([0-9])ELb([01]).*(REG:[0-9]+ STACK:[0-9]+)/pass_kernel<\1,\2,\3,check=\4> \5/' | sort -u
+grep -E "pass_kernel" "$OUT/sass.txt" 2>/dev/null | grep -oE "pass_kernelILi[0-9]+ELi[0-9]+ELi[0-9]ELb[01]ELb[01].*REG:[0-9]+ STACK:[0-9]+" |
+    sed -E 's/pass_kernelILi([0-9]+)ELi([0-9]+)ELi([0-9])ELb([01])ELb([01]).*(REG:[0-9]+ STACK:[0-9]+)/pass_kernel<\1,\2,\3,check=\4,lean=\5> \6/' | sort -u
 echo
 printf '%-34s %7s %6s\n' stage exit time
 for l in "${SUMMARY[@]}"; do echo "$l"; done
