@@ -11,7 +11,7 @@ python3 "$here/transform.py" "$root/lib" "$work/cuda"
 flags=(-std=c++20 -O1 -ffp-contract=off -pthread -I"$here/include" -I"$work" -I"$root/lib" -I"$root/include"
     -DGPK_BUILDING_LIBRARY)
 g++ "${flags[@]}" -o "$work/heat_check" "$here/heat_check.cpp" "$here/emu.cpp" "$work"/cuda/{heat,device_context,memory,fault}.cpp \
-    "$root"/lib/engine/{fault,validate}.cpp "$root/lib/cpu/thread_pool.cpp"
+    "$root"/lib/engine/{fault,validate}.cpp "$root/lib/engine/thread_pool.cpp"
 g++ "${flags[@]}" -o "$work/fused_check" "$here/fused_check.cpp" "$here/emu.cpp"
 status=0
 "$work/heat_check" || status=1
