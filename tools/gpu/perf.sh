@@ -8,7 +8,8 @@
 #               pointers, beside the pageable transfer floor)
 #   bench_histogram, bench_convolve (u8, separable: fused and two passes)
 #   test        every test of the GPU suite, one by one, GPK_TEST_QUICK=1, each with its own time limit
-#   racecheck   test_gpu_heat in small mode (GPK_TEST_SMALL=1), capped; then memcheck of test_gpu_heat small
+#   racecheck   test_gpu_heat's kernels group in small mode (GPK_TEST_SMALL=1, every pass kernel), 80 s cap;
+#               then memcheck of the whole test_gpu_heat in small mode
 #   ncu_heat    (as time allows) Nsight Compute on one plain pass of the default heat kernel at 16384x16384:
 #               the 3rd launch of heat::pass_kernel (checking pass, the first batch's recomputation check
 #               that returns at once, then the second batch's first pass)
@@ -123,7 +124,7 @@ sanitize() { # tool test [env assignments...]
         compute-sanitizer --tool "$tool" --error-exitcode 1 $B/tests/gpu/$t
 }
 if have compute-sanitizer; then
-    sanitize racecheck test_gpu_heat
+    sanitize racecheck test_gpu_heat GPK_TEST_ONLY=kernels # every pass kernel (round 1's whole test outlasted 100 s)
     sanitize memcheck test_gpu_heat
 fi
 # ---- the aimed profile, then further sanitizer runs, as long as the budget lasts
@@ -145,6 +146,7 @@ if have compute-sanitizer; then
     sanitize memcheck test_gpu_convolve GPK_TEST_ONLY=fused,fit,strip,kernels
     sanitize synccheck test_gpu_heat GPK_TEST_ONLY=kernels
     sanitize racecheck test_gpu_histogram
+    sanitize racecheck test_gpu_heat GPK_TEST_ONLY=awkward,convergence,cancellation,placements,determinism,invalid
 else
     SUMMARY+=("$(printf '%-34s %7s %6s' sanitizers no-tool -)")
 fi
