@@ -90,20 +90,28 @@ echo "GPU tests built: $gpu_tests"
 sass_pid=$!
 
 # ---- benchmarks
-if [ -x $B/bench/bench_heat ]; then
-    stage bench_heat 90 bench_heat.log $B/bench/bench_heat
-fi
-[ -x $B/bench/bench_histogram ] && stage bench_histogram 60 bench_histogram.log $B/bench/bench_histogram
-[ -x $B/bench/bench_convolve ] && stage bench_convolve 60 bench_convolve.log $B/bench/bench_convolve u8 separable
+bench() { # name limit [args...]
+    local name=$1 limit=$2
+    shift 2
+    if [ -x $B/bench/$name ]; then
+        stage $name "$limit" $name.log $B/bench/$name "$@"
+    else
+        SUMMARY+=("$(printf '%-34s %7s %6s' "$name" missing -)")
+    fi
+}
+bench bench_heat 90
+bench bench_histogram 60
+bench bench_convolve 60 u8 separable
 
 # ---- the GPU suite, test by test, quick mode (a test missing from the build fails alone)
 tlimit() {
     case $1 in test_gpu_heat | test_gpu_convolve) echo 60 ;; test_gpu_histogram | test_gpu_convolve_sweep) echo 40 ;; *) echo 25 ;; esac
 }
+done_tests=
 for t in test_gpu_heat test_gpu_histogram test_gpu_convolve test_gpu_convolve_sweep test_gpu_context \
     test_gpu_faults $gpu_tests; do
     case " $done_tests " in *" $t "*) continue ;; esac
-    done_tests="${done_tests:-} $t"
+    done_tests="$done_tests $t"
     if [ ! -x $B/tests/gpu/$t ]; then
         SUMMARY+=("$(printf '%-34s %7s %6s' "test $t" missing -)")
         continue
