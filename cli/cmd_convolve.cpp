@@ -5,6 +5,7 @@
 #include "common.hpp"
 #include "image_io.hpp"
 #include "npy.hpp"
+#include "ranks.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -272,9 +273,10 @@ int run_convolve(const Args &args) {
     gpk_image_init(&in_desc, in.dtype, in.width, in.height, in.channels);
     gpk_image_init(&out_desc, out_dtype, in.width, in.height, in.channels);
     std::vector<uint8_t> out(in.width * in.height * in.channels * gpk_dtype_size(out_dtype));
-    Context ctx = open_context(s.backend);
-    check_status(gpk_convolve(ctx.get(), &s.params, &in_desc, in.samples.data(), &out_desc, out.data()),
+    Context ctx = ranks::open_context(s.backend);
+    check_status(ranks::convolve(ctx.get(), &s.params, &in_desc, in.samples.data(), &out_desc, out.data()),
                  ctx.get(), "convolve");
+    if (!ranks::root()) return kExitOk; // under mpirun rank 0 holds the gathered output
     if (raw_out) {
         write_file_atomically(s.out_path, out);
     } else if (npy_out) {

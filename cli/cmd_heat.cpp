@@ -2,11 +2,13 @@
 // (SPEC §1), plus --backend, -o (a heat map of the final grid), --json, a progress bar on a terminal,
 // and Ctrl-C that stops cleanly after printing the last report (exit code 130).
 #include "args.hpp"
+#include "checkpoint.hpp"
 #include "commands.hpp"
 #include "common.hpp"
 #include "image_io.hpp"
 #include "npy.hpp"
 #include "plot.hpp"
+#include "ranks.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -36,6 +38,9 @@ const std::vector<OptionSpec> kHeatOptions = {
     {'o', "output", "FILE.png", "write the final grid as a heat map with a colour bar"},
     {0, "save", "FILE.npy", "write the final grid as an .npy array (float64, shape (N, M))"},
     {0, "json", nullptr, "print the reports as JSON instead of the table"},
+    {0, "checkpoint", "FILE", "write the state to FILE every --checkpoint-every iterations (atomically)"},
+    {0, "checkpoint-every", "K", "iterations between checkpoints (default 1000)"},
+    {0, "resume", "FILE", "continue from a checkpoint (same -n -m -c; -t is replaced by its grid)"},
 };
 
 const char *kHeatHelp =
@@ -55,6 +60,9 @@ struct HeatSetup {
     bool periodic_reports = false, json = false;
     std::string conductivity_path, temperature_path, map_path, save_path;
     gpk_backend backend = GPK_BACKEND_AUTO;
+    std::string checkpoint_path, resume_path;
+    size_t checkpoint_every = 1000;
+    size_t start_iteration = 0; // of a resumed run: FLOP/s count only this run's iterations
 };
 
 HeatSetup heat_setup(const ParsedArgs &p) {
@@ -73,6 +81,12 @@ HeatSetup heat_setup(const ParsedArgs &p) {
     s.periodic_reports = p.has("r");
     s.json = p.has("json");
     s.backend = parse_backend(p.text("backend", "auto"));
+    s.checkpoint_path = p.text("checkpoint", "");
+    s.checkpoint_every = p.whole("checkpoint-every", s.checkpoint_every);
+    s.resume_path = p.text("resume", "");
+    if (p.has("checkpoint-every") && s.checkpoint_path.empty())
+        throw UsageError("--checkpoint-every needs --checkpoint FILE");
+    if (s.checkpoint_every == 0) throw UsageError("--checkpoint-every must be at least 1");
     if (s.rows == 0 || s.cols == 0) throw UsageError("-n and -m must be at least 1");
     if (s.rows > SIZE_MAX / 16 / s.cols)
         throw UsageError("-n " + std::to_string(s.rows) + " -m " + std::to_string(s.cols) + " is too large");
@@ -173,7 +187,7 @@ struct InterruptScope {
 class ProgressBar {
 public:
     ProgressBar(size_t maxiter, size_t cells)
-        : maxiter_(maxiter), cells_(cells), enabled_(isatty(STDERR_FILENO)) {}
+        : maxiter_(maxiter), cells_(cells), enabled_(isatty(STDERR_FILENO) && ranks::root()) {}
     void update(size_t niter, double maxdiff, double time);
     void clear();
 
@@ -208,10 +222,12 @@ struct HeatRun {
     const HeatSetup &setup;
     ProgressBar bar;
     std::vector<std::pair<gpk_heat_report, bool>> reports; // kept for --json; bool: final
+    HeatCheckpoints checkpoints;
 };
 
 double heat_flops(const HeatSetup &s, const gpk_heat_report &r) {
-    double per_cell = double(r.niter) * 12 + (s.period ? double(r.niter) / double(s.period) : 0.0);
+    const double done = double(r.niter - s.start_iteration);
+    double per_cell = done * 12 + (s.period ? done / double(s.period) : 0.0);
     return r.time > 0 ? double(s.rows) * double(s.cols) * per_cell / r.time : 0.0;
 }
 
@@ -236,6 +252,11 @@ int on_report(const gpk_heat_report *report, int is_final, void *user_data) {
 int on_progress(size_t niter, double maxdiff, double time, void *user_data) {
     static_cast<HeatRun *>(user_data)->bar.update(niter, maxdiff, time);
     return g_interrupted;
+}
+
+int on_checkpoint(size_t niter, double maxdiff, const double *grid, void *user_data) {
+    auto *run = static_cast<HeatRun *>(user_data);
+    return run->checkpoints.save(niter, maxdiff, grid) | g_interrupted;
 }
 
 void print_json(const HeatRun &run, gpk_backend backend, bool interrupted) {
@@ -282,6 +303,7 @@ gpk_heat_params heat_params(const HeatSetup &s, HeatRun *run) {
     params.on_progress = on_progress;
     params.progress_interval = progress_interval(s.rows * s.cols);
     params.user_data = run;
+    if (run->checkpoints.writing()) params.on_checkpoint = on_checkpoint;
     return params;
 }
 
@@ -307,29 +329,35 @@ int run_heat(const Args &args) {
     if (!s.temperature_path.empty())
         temperature = load_field(s.temperature_path, s, s.io_tmin, s.io_tmax, false);
     if (!s.conductivity_path.empty()) conductivity = load_field(s.conductivity_path, s, 0.0, 1.0, true);
-    Context ctx = open_context(s.backend);
+    Context ctx = ranks::open_context(s.backend);
 
-    HeatRun run{s, ProgressBar(s.maxiter, s.rows * s.cols), {}};
+    HeatRun run{s,
+                ProgressBar(s.maxiter, s.rows * s.cols),
+                {},
+                HeatCheckpoints(s.checkpoint_path, s.checkpoint_every, s.resume_path)};
     gpk_heat_params params = heat_params(s, &run);
+    run.checkpoints.prepare(s.rows, s.cols, s.maxiter, conductivity, temperature, params);
+    s.start_iteration = params.start_iteration;
     std::vector<double> grid(s.map_path.empty() && s.save_path.empty() ? 0 : s.rows * s.cols);
     gpk_heat_report final{};
     if (!s.json) print_header();
     gpk_status status;
     {
         InterruptScope interrupt_scope;
-        status = gpk_heat_run(ctx.get(), &params, temperature.data(), conductivity.data(),
-                              grid.empty() ? nullptr : grid.data(), &final);
+        status = ranks::heat_run(ctx.get(), &params, temperature.data(), conductivity.data(),
+                                 grid.empty() ? nullptr : grid.data(), &final);
     }
     run.bar.clear();
+    run.checkpoints.rethrow();
     bool interrupted = status == GPK_ERR_CANCELLED && g_interrupted;
     if (!interrupted) check_status(status, ctx.get(), "heat");
     if (s.json) print_json(run, gpk_context_backend(ctx.get()), interrupted);
     if (interrupted) {
-        std::fprintf(stderr, "gpk heat: interrupted after %zu iterations\n", final.niter);
+        if (ranks::root()) std::fprintf(stderr, "gpk heat: interrupted after %zu iterations\n", final.niter);
         return kExitInterrupted;
     }
-    if (!s.map_path.empty()) write_heat_map(s, grid, final);
-    if (!s.save_path.empty()) write_npy(s.save_path, GPK_F64, {s.rows, s.cols}, grid.data());
+    if (!s.map_path.empty() && ranks::root()) write_heat_map(s, grid, final); // rank 0 writes under mpirun
+    if (!s.save_path.empty() && ranks::root()) write_npy(s.save_path, GPK_F64, {s.rows, s.cols}, grid.data());
     return kExitOk;
 }
 

@@ -7,6 +7,7 @@
 #include "image_io.hpp"
 #include "npy.hpp"
 #include "plot.hpp"
+#include "ranks.hpp"
 
 #include <algorithm>
 #include <cinttypes>
@@ -221,14 +222,14 @@ Counts count_samples(const Samples &s, const ParsedArgs &p) {
     c.names = channel_names(s);
     c.hist.resize(c.params.bins * s.channels);
     c.uncounted.resize(s.channels);
-    Context ctx = open_context(parse_backend(p.text("backend", "auto")));
+    Context ctx = ranks::open_context(parse_backend(p.text("backend", "auto")));
     if (s.npy && !counted_in_place(*s.npy, s.channels)) {
         count_in_pieces(ctx.get(), s, c);
         return c;
     }
     if (s.npy && s.npy->header.fortran_order) // one channel: counted as a single row in stored order
         c.params.width = s.width * s.height, c.params.height = 1, c.params.stride = 0;
-    check_status(gpk_histogram(ctx.get(), &c.params, s.data, c.hist.data(), c.uncounted.data()), ctx.get(),
+    check_status(ranks::histogram(ctx.get(), &c.params, s.data, c.hist.data(), c.uncounted.data()), ctx.get(),
                  "histogram");
     return c;
 }
@@ -324,7 +325,7 @@ int run_histogram(const Args &args) {
         print_csv(s, c);
     else
         print_table(path, s, c);
-    if (p.has("plot")) write_plot(plot_path, path, s, c);
+    if (p.has("plot") && ranks::root()) write_plot(plot_path, path, s, c);
     return kExitOk;
 }
 

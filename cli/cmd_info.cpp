@@ -2,6 +2,7 @@
 #include "args.hpp"
 #include "commands.hpp"
 #include "common.hpp"
+#include "ranks.hpp"
 
 #include <cstdio>
 #include <cstdlib>
@@ -70,6 +71,7 @@ int run_info(const Args &args) {
     std::printf("gpk %s\n", gpk_version_string());
     print_backend();
     std::printf("CPU threads: %u\n", std::thread::hardware_concurrency());
+    std::printf("%s\n", ranks::describe().c_str());
     int count = 0;
     if (gpk_device_count(&count) != GPK_OK) {
         std::printf("CUDA devices: none usable: %s\n", gpk_context_last_error(nullptr));

@@ -3,6 +3,7 @@
 #include "commands.hpp"
 #include "common.hpp"
 #include "image_io.hpp"
+#include "ranks.hpp"
 
 #include "gpk.h"
 
@@ -49,19 +50,19 @@ int run_command(const Command &command, const gpkcli::Args &args) {
     try {
         return command.run(args);
     } catch (const gpkcli::UsageError &e) {
-        std::fprintf(stderr, "gpk %s: %s (see 'gpk %s --help')\n", command.name, e.what(), command.name);
+        if (gpkcli::ranks::root()) // under mpirun every rank meets the same failure; rank 0 tells it
+            std::fprintf(stderr, "gpk %s: %s (see 'gpk %s --help')\n", command.name, e.what(), command.name);
         return gpkcli::kExitUsage;
     } catch (const std::bad_alloc &) {
         std::fprintf(stderr, "gpk %s: out of memory\n", command.name);
     } catch (const std::exception &e) {
-        std::fprintf(stderr, "gpk %s: %s\n", command.name, e.what());
+        if (gpkcli::ranks::root()) std::fprintf(stderr, "gpk %s: %s\n", command.name, e.what());
     }
     return gpkcli::kExitFailure;
 }
 
-} // namespace
-
-int main(int argc, char **argv) {
+// The command line to a subcommand; returns the exit code.
+int dispatch(int argc, char **argv) {
     if (argc < 2) {
         print_usage(stderr);
         return gpkcli::kExitUsage;
@@ -80,4 +81,11 @@ int main(int argc, char **argv) {
             return run_command(command, gpkcli::Args(argv + 2, argv + argc));
     std::fprintf(stderr, "gpk: unknown command '%s' (see 'gpk --help')\n", first);
     return gpkcli::kExitUsage;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+    gpkcli::ranks::start(&argc, &argv);
+    return gpkcli::ranks::finish(dispatch(argc, argv));
 }

@@ -123,14 +123,14 @@ typedef struct gpk_device_info {
     char name[256];
     int compute_major;
     int compute_minor;
-    uint64_t total_memory;      /**< bytes */
-    uint64_t free_memory;       /**< bytes, when queried */
+    uint64_t total_memory; /**< bytes */
+    uint64_t free_memory;  /**< bytes, when queried */
     int multiprocessors;
-    int clock_khz;              /**< SM clock */
+    int clock_khz; /**< SM clock */
     int memory_bus_bits;
     int l2_bytes;
-    int driver_version;         /**< CUDA driver API version, e.g. 13000 */
-    int runtime_version;        /**< CUDA runtime gpk was built with, e.g. 13000 */
+    int driver_version;  /**< CUDA driver API version, e.g. 13000 */
+    int runtime_version; /**< CUDA runtime gpk was built with, e.g. 13000 */
 } gpk_device_info;
 
 /** Sets *count to the number of usable CUDA devices.
@@ -166,7 +166,8 @@ typedef struct gpk_context_options {
     unsigned threads;
 } gpk_context_options;
 
-#define GPK_CONTEXT_OPTIONS_INIT {sizeof(gpk_context_options), GPK_BACKEND_AUTO, 0, NULL, 0}
+#define GPK_CONTEXT_OPTIONS_INIT                                                                             \
+    { sizeof(gpk_context_options), GPK_BACKEND_AUTO, 0, NULL, 0 }
 
 /** Sets *opts to the defaults. Returns GPK_OK, or GPK_ERR_INVALID_ARGUMENT if opts is NULL. */
 GPK_API gpk_status gpk_context_options_init(gpk_context_options *opts);
@@ -242,21 +243,39 @@ typedef int (*gpk_heat_report_fn)(const gpk_heat_report *report, int is_final, v
  *  one, and seconds since the loop started. Return 0 to go on, non-zero to stop (GPK_ERR_CANCELLED). */
 typedef int (*gpk_heat_progress_fn)(size_t niter, double maxdiff, double time, void *user_data);
 
+/** Receives the state every `checkpoint_interval` iterations (never on the iteration that ends the run:
+ *  convergence or maxiter): the iteration number, that iteration's maxdiff, and the N*M interior grid
+ *  (row-major, valid during the call only). A run started from that grid with start_iteration = niter
+ *  and the same fixed_rows continues bit for bit as this one does. Return 0 to go on, non-zero to stop
+ *  (GPK_ERR_CANCELLED). */
+typedef int (*gpk_heat_checkpoint_fn)(size_t niter, double maxdiff, const double *grid, void *user_data);
+
 /** Parameters of gpk_heat_run. */
 typedef struct gpk_heat_params {
-    size_t struct_size; /**< sizeof(gpk_heat_params) */
-    size_t rows;        /**< N >= 1 */
-    size_t cols;        /**< M >= 1 */
-    size_t maxiter;     /**< >= 1, default 1 */
-    double threshold;   /**< stop when an iteration's maxdiff < threshold; >= 0, default 0 */
-    size_t period;      /**< periodic report every `period` iterations; 0 (default) = none */
+    size_t struct_size;               /**< sizeof(gpk_heat_params) */
+    size_t rows;                      /**< N >= 1 */
+    size_t cols;                      /**< M >= 1 */
+    size_t maxiter;                   /**< >= 1, default 1 */
+    double threshold;                 /**< stop when an iteration's maxdiff < threshold; >= 0, default 0 */
+    size_t period;                    /**< periodic report every `period` iterations; 0 (default) = none */
     gpk_heat_report_fn on_report;     /**< optional */
     gpk_heat_progress_fn on_progress; /**< optional */
     size_t progress_interval;         /**< iterations between progress calls; 0 = never */
-    void *user_data;                  /**< passed to both callbacks */
+    void *user_data;                  /**< passed to every callback */
+    /** Iterations already done on tinit, for a run resumed from a checkpoint; default 0. Iteration
+     *  numbers (reports, callbacks, niter), maxiter and the schedules of reports, progress and
+     *  checkpoints count from the original start. Must be below maxiter. */
+    size_t start_iteration;
+    /** Optional: 2*M doubles, the fixed rows above row 1 and below row N (SPEC: the initial rows 1 and
+     *  N, in that order), finite. NULL (default) takes tinit's first and last rows; a resumed run passes
+     *  those of the original tinit. */
+    const double *fixed_rows;
+    gpk_heat_checkpoint_fn on_checkpoint; /**< optional */
+    size_t checkpoint_interval;           /**< iterations between checkpoints; 0 (default) = never */
 } gpk_heat_params;
 
-#define GPK_HEAT_PARAMS_INIT {sizeof(gpk_heat_params), 0, 0, 1, 0.0, 0, NULL, NULL, 0, NULL}
+#define GPK_HEAT_PARAMS_INIT                                                                                 \
+    { sizeof(gpk_heat_params), 0, 0, 1, 0.0, 0, NULL, NULL, 0, NULL, 0, NULL, NULL, 0 }
 
 /** Sets *params to the defaults. Returns GPK_OK, or GPK_ERR_INVALID_ARGUMENT if params is NULL. */
 GPK_API gpk_status gpk_heat_params_init(gpk_heat_params *params);
@@ -272,10 +291,17 @@ GPK_API gpk_status gpk_heat_params_init(gpk_heat_params *params);
  *  end. If a callback asks to stop, the run ends after the current iteration, tfinal and final hold that
  *  state, the final report is still delivered, and the call returns GPK_ERR_CANCELLED.
  *
+ *  Callbacks of one iteration come in this order: periodic report, progress, checkpoint.
+ *
+ *  Checkpoints and resuming: with on_checkpoint and checkpoint_interval, the grid is handed over at
+ *  every multiple of checkpoint_interval; a later call with that grid as tinit, start_iteration set to
+ *  its iteration and the original fixed_rows gives the same final grid and reports, bit for bit, as
+ *  the run that was never stopped (report times excepted).
+ *
  *  Returns GPK_OK; GPK_ERR_INVALID_ARGUMENT (NULL pointer, wrong struct_size, zero rows or cols,
- *  maxiter 0, a non-finite temperature, a conductivity outside [0, 1] or NaN, a negative or NaN
- *  threshold, a size whose product overflows); GPK_ERR_OUT_OF_MEMORY (the message names the bytes);
- *  GPK_ERR_CANCELLED; GPK_ERR_DEVICE. */
+ *  maxiter 0, start_iteration >= maxiter, a non-finite temperature or fixed row value, a conductivity
+ *  outside [0, 1] or NaN, a negative or NaN threshold, a size whose product overflows); GPK_ERR_OUT_OF_MEMORY
+ * (the message names the bytes); GPK_ERR_CANCELLED; GPK_ERR_DEVICE. */
 GPK_API gpk_status gpk_heat_run(gpk_context *ctx, const gpk_heat_params *params, const double *tinit,
                                 const double *conductivity, double *tfinal, gpk_heat_report *final);
 
@@ -292,16 +318,16 @@ typedef struct gpk_histogram_params {
     unsigned channels;  /**< interleaved channels, 1..4, default 1 */
     /** Row pitch in bytes, a multiple of the sample size; 0 (default) = width*channels*sample size. */
     size_t stride;
-    size_t bins;        /**< bins per channel, >= 1, default 256 */
-    double lower;       /**< lower edge (inclusive), default 0 */
-    double upper;       /**< upper edge (exclusive), > lower, default 256 */
+    size_t bins;  /**< bins per channel, >= 1, default 256 */
+    double lower; /**< lower edge (inclusive), default 0 */
+    double upper; /**< upper edge (exclusive), > lower, default 256 */
     /** Counts clamp at this value after exact counting; 0 (default) = no clamp. 255 reproduces 8-bit
      *  saturating counters. */
     uint64_t saturate;
 } gpk_histogram_params;
 
-#define GPK_HISTOGRAM_PARAMS_INIT                                                                  \
-    {sizeof(gpk_histogram_params), GPK_U8, 0, 1, 1, 0, 256, 0.0, 256.0, 0}
+#define GPK_HISTOGRAM_PARAMS_INIT                                                                            \
+    { sizeof(gpk_histogram_params), GPK_U8, 0, 1, 1, 0, 256, 0.0, 256.0, 0 }
 
 /** Sets *params to the defaults. Returns GPK_OK, or GPK_ERR_INVALID_ARGUMENT if params is NULL. */
 GPK_API gpk_status gpk_histogram_params_init(gpk_histogram_params *params);
@@ -424,8 +450,8 @@ typedef struct gpk_convolve_params {
     gpk_accumulate accumulate; /**< default GPK_ACCUMULATE_AUTO */
 } gpk_convolve_params;
 
-#define GPK_CONVOLVE_PARAMS_INIT                                                                   \
-    {sizeof(gpk_convolve_params), NULL, GPK_BORDER_CLAMP, GPK_NORMALIZE_NONE, GPK_ACCUMULATE_AUTO}
+#define GPK_CONVOLVE_PARAMS_INIT                                                                             \
+    { sizeof(gpk_convolve_params), NULL, GPK_BORDER_CLAMP, GPK_NORMALIZE_NONE, GPK_ACCUMULATE_AUTO }
 
 /** Sets *params to the defaults. Returns GPK_OK, or GPK_ERR_INVALID_ARGUMENT if params is NULL. */
 GPK_API gpk_status gpk_convolve_params_init(gpk_convolve_params *params);

@@ -1,7 +1,9 @@
 // The C boundary: argument validation with messages that name the argument and its value, and the one
 // place where C++ exceptions become statuses. Nothing below this file sees an unchecked argument.
 #include "gpk.h"
+#include "gpk_internal.h"
 
+#include "engine/arguments.hpp"
 #include "engine/context.hpp"
 #include "engine/cuda_api.hpp"
 #include "engine/error.hpp"
@@ -21,8 +23,10 @@
 #include <algorithm>
 #include <memory>
 
+using gpk::check_struct_size;
 using gpk::format_value;
 using gpk::invalid;
+using gpk::require;
 
 namespace {
 
@@ -54,16 +58,6 @@ template <class F> gpk_status with_context(gpk_context *ctx, F &&body) {
         return GPK_ERR_INVALID_ARGUMENT;
     }
     return guarded(ctx->last_error, std::forward<F>(body));
-}
-
-template <class T> void require(const T *p, const char *name) {
-    if (!p) invalid(std::string(name) + " is NULL");
-}
-
-template <class S> void check_struct_size(const S *s, const char *name) {
-    if (s->struct_size != sizeof(S))
-        invalid(std::string(name) + "->struct_size is " + std::to_string(s->struct_size) + "; expected " +
-                std::to_string(sizeof(S)) + " (initialise it with its init function)");
 }
 
 // a * b, or an error naming `what` when the product does not fit in size_t.
@@ -316,7 +310,58 @@ size_t image_bytes(const gpk::ImageDesc &d) {
     return d.stride * (d.height - 1) + d.width * d.channels * gpk_dtype_size(d.dtype);
 }
 
+// The checked job of gpk_convolve (and of gpk_internal_convolve).
+gpk::ConvolveJob convolve_job(const gpk_convolve_params *params, const gpk_image *in, const void *in_data,
+                              const gpk_image *out, void *out_data) {
+    require(params, "params");
+    check_struct_size(params, "params");
+    require(params->filter, "params->filter");
+    require(in_data, "in_data");
+    require(out_data, "out_data");
+    gpk::ConvolveJob job;
+    job.in = check_image(in, "in");
+    job.out = check_image(out, "out");
+    if (job.in.width != job.out.width || job.in.height != job.out.height ||
+        job.in.channels != job.out.channels)
+        invalid("out is " + std::to_string(job.out.width) + "x" + std::to_string(job.out.height) + "x" +
+                std::to_string(job.out.channels) + " but in is " + std::to_string(job.in.width) + "x" +
+                std::to_string(job.in.height) + "x" + std::to_string(job.in.channels) +
+                "; they must have the same width, height and channels");
+    if (raw(params->border) > unsigned(GPK_BORDER_WRAP))
+        invalid("params->border is " + std::to_string(int(raw(params->border))) + "; not a gpk_border");
+    if (raw(params->normalize) > unsigned(GPK_NORMALIZE_MINMAX))
+        invalid("params->normalize is " + std::to_string(int(raw(params->normalize))) +
+                "; not a gpk_normalize");
+    if (raw(params->accumulate) > unsigned(GPK_ACCUMULATE_F64))
+        invalid("params->accumulate is " + std::to_string(int(raw(params->accumulate))) +
+                "; not a gpk_accumulate");
+    const gpk_filter &f = *params->filter;
+    if (params->normalize == GPK_NORMALIZE_SUM && f.sum == 0)
+        invalid("params->normalize is GPK_NORMALIZE_SUM but the filter's taps sum to 0");
+    check_alignment(in_data, job.in.dtype, "in_data");
+    check_alignment(out_data, job.out.dtype, "out_data");
+    if (ranges_overlap(in_data, image_bytes(job.in), out_data, image_bytes(job.out)))
+        invalid("in_data and out_data overlap; convolution cannot run in place");
+    job.in_data = in_data;
+    job.out_data = out_data;
+    job.filter = &f;
+    job.border = params->border;
+    job.normalize = params->normalize;
+    job.exact_integer = integer_dtype(job.in.dtype) && f.integer_taps &&
+                        f.abs_sum * dtype_max(job.in.dtype) < gpk::kExactLimit;
+    job.accumulate_f64 =
+        params->accumulate == GPK_ACCUMULATE_F64 ||
+        (params->accumulate == GPK_ACCUMULATE_AUTO && (job.in.dtype == GPK_F64 || job.out.dtype == GPK_F64));
+    return job;
+}
+
 } // namespace
+
+// The handle behind gpk_internal_heat_slab: the slab and the context its messages go to.
+struct gpk_internal_heat_slab {
+    gpk_context *ctx = nullptr;
+    std::unique_ptr<gpk::HeatSlab> slab;
+};
 
 extern "C" {
 
@@ -472,16 +517,29 @@ GPK_API gpk_status gpk_heat_params_init(gpk_heat_params *params) {
     });
 }
 
+// The size of gpk_heat_params before it grew (gpk 0.1: up to user_data). Programs built against that
+// header keep working: the fields they do not have take their defaults.
+constexpr size_t kHeatParamsFirstSize = offsetof(gpk_heat_params, start_iteration);
+
 GPK_API gpk_status gpk_heat_run(gpk_context *ctx, const gpk_heat_params *params, const double *tinit,
                                 const double *conductivity, double *tfinal, gpk_heat_report *final) {
+    gpk_heat_params grown GPK_HEAT_PARAMS_INIT;
     return with_context(ctx, [&] {
         require(params, "params");
+        if (params->struct_size == kHeatParamsFirstSize) {
+            std::memcpy(&grown, params, kHeatParamsFirstSize); // reads no byte past the caller's struct
+            grown.struct_size = sizeof grown;
+            params = &grown;
+        }
         check_struct_size(params, "params");
         require(tinit, "tinit");
         require(conductivity, "conductivity");
         if (params->rows == 0) invalid("params->rows is 0; it must be at least 1");
         if (params->cols == 0) invalid("params->cols is 0; it must be at least 1");
         if (params->maxiter == 0) invalid("params->maxiter is 0; it must be at least 1");
+        if (params->start_iteration >= params->maxiter)
+            invalid("params->start_iteration is " + std::to_string(params->start_iteration) +
+                    "; it must be below params->maxiter (" + std::to_string(params->maxiter) + ")");
         if (!(params->threshold >= 0))
             invalid("params->threshold is " + format_value(params->threshold) + "; it must be >= 0");
         size_t padded = checked_mul(checked_add(params->rows, 2, "params->rows + 2"),
@@ -506,6 +564,10 @@ GPK_API gpk_status gpk_heat_run(gpk_context *ctx, const gpk_heat_params *params,
         job.conductivity = conductivity;
         job.tfinal = tfinal;
         job.final = final;
+        job.start_iteration = params->start_iteration;
+        job.fixed_rows = params->fixed_rows;
+        job.on_checkpoint = params->on_checkpoint;
+        job.checkpoint_interval = params->checkpoint_interval;
         ctx->backend->heat_run(job);
     });
 }
@@ -642,46 +704,108 @@ GPK_API gpk_status gpk_convolve_params_init(gpk_convolve_params *params) {
 
 GPK_API gpk_status gpk_convolve(gpk_context *ctx, const gpk_convolve_params *params, const gpk_image *in,
                                 const void *in_data, const gpk_image *out, void *out_data) {
+    return with_context(ctx,
+                        [&] { ctx->backend->convolve(convolve_job(params, in, in_data, out, out_data)); });
+}
+
+/* ---------------------------------------------------------------------------------------------- */
+/* Internal entry points for libgpk_mpi (gpk_internal.h): not API                                  */
+/* ---------------------------------------------------------------------------------------------- */
+
+GPK_API void gpk_internal_set_error(gpk_context *ctx, const char *message) {
+    if (!message) return;
+    std::string &slot = ctx ? ctx->last_error : t_last_error;
+    guarded(slot, [&] { slot = message; });
+}
+
+GPK_API gpk_status gpk_internal_check_heat_block(gpk_context *ctx, const double *tinit,
+                                                 const double *conductivity, size_t rows, size_t cols,
+                                                 size_t first_row) {
     return with_context(ctx, [&] {
-        require(params, "params");
-        check_struct_size(params, "params");
-        require(params->filter, "params->filter");
-        require(in_data, "in_data");
-        require(out_data, "out_data");
-        gpk::ConvolveJob job;
-        job.in = check_image(in, "in");
-        job.out = check_image(out, "out");
-        if (job.in.width != job.out.width || job.in.height != job.out.height ||
-            job.in.channels != job.out.channels)
-            invalid("out is " + std::to_string(job.out.width) + "x" + std::to_string(job.out.height) + "x" +
-                    std::to_string(job.out.channels) + " but in is " + std::to_string(job.in.width) + "x" +
-                    std::to_string(job.in.height) + "x" + std::to_string(job.in.channels) +
-                    "; they must have the same width, height and channels");
-        if (raw(params->border) > unsigned(GPK_BORDER_WRAP))
-            invalid("params->border is " + std::to_string(int(raw(params->border))) + "; not a gpk_border");
-        if (raw(params->normalize) > unsigned(GPK_NORMALIZE_MINMAX))
-            invalid("params->normalize is " + std::to_string(int(raw(params->normalize))) +
-                    "; not a gpk_normalize");
-        if (raw(params->accumulate) > unsigned(GPK_ACCUMULATE_F64))
-            invalid("params->accumulate is " + std::to_string(int(raw(params->accumulate))) +
-                    "; not a gpk_accumulate");
-        const gpk_filter &f = *params->filter;
-        if (params->normalize == GPK_NORMALIZE_SUM && f.sum == 0)
-            invalid("params->normalize is GPK_NORMALIZE_SUM but the filter's taps sum to 0");
-        check_alignment(in_data, job.in.dtype, "in_data");
-        check_alignment(out_data, job.out.dtype, "out_data");
-        if (ranges_overlap(in_data, image_bytes(job.in), out_data, image_bytes(job.out)))
-            invalid("in_data and out_data overlap; convolution cannot run in place");
-        job.in_data = in_data;
-        job.out_data = out_data;
-        job.filter = &f;
-        job.border = params->border;
-        job.normalize = params->normalize;
-        job.exact_integer = integer_dtype(job.in.dtype) && f.integer_taps &&
-                            f.abs_sum * dtype_max(job.in.dtype) < gpk::kExactLimit;
-        job.accumulate_f64 = params->accumulate == GPK_ACCUMULATE_F64 ||
-                             (params->accumulate == GPK_ACCUMULATE_AUTO &&
-                              (job.in.dtype == GPK_F64 || job.out.dtype == GPK_F64));
+        require(tinit, "tinit");
+        require(conductivity, "conductivity");
+        gpk::check_heat_inputs(tinit, conductivity, rows, cols, first_row);
+    });
+}
+
+GPK_API unsigned gpk_internal_heat_slab_levels(const gpk_context *ctx) {
+    return ctx ? ctx->backend->heat_slab_levels() : 0;
+}
+
+GPK_API gpk_status gpk_internal_heat_slab_create(gpk_internal_heat_slab **out, gpk_context *ctx, size_t rows,
+                                                 size_t cols, const double *const cells[3],
+                                                 const size_t cell_rows[3],
+                                                 const double *const conductivity[3],
+                                                 const size_t conductivity_rows[3]) {
+    return with_context(ctx, [&] {
+        require(out, "out");
+        *out = nullptr;
+        if (rows < 3 || cols == 0) invalid("a heat slab needs 3 rows and 1 column at least");
+        gpk::HeatSlabJob job;
+        job.rows = rows;
+        job.cols = cols;
+        size_t cells_total = 0, cond_total = 0;
+        for (int k = 0; k < 3; ++k) {
+            if ((cell_rows[k] && !cells[k]) || (conductivity_rows[k] && !conductivity[k]))
+                invalid("a NULL piece");
+            job.cells.data[k] = cells[k];
+            job.cells.counts[k] = cell_rows[k];
+            job.conductivity.data[k] = conductivity[k];
+            job.conductivity.counts[k] = conductivity_rows[k];
+            cells_total += cell_rows[k];
+            cond_total += conductivity_rows[k];
+        }
+        if (cells_total != rows || cond_total != rows - 2)
+            invalid("the slab's pieces do not add up to its rows");
+        auto slab = std::make_unique<gpk_internal_heat_slab>();
+        slab->ctx = ctx;
+        slab->slab = ctx->backend->heat_slab(job);
+        *out = slab.release();
+    });
+}
+
+GPK_API void gpk_internal_heat_slab_destroy(gpk_internal_heat_slab *slab) {
+    delete slab;
+}
+
+GPK_API gpk_status gpk_internal_heat_slab_pass(gpk_internal_heat_slab *slab, unsigned levels,
+                                               size_t own_begin, size_t own_end, size_t depth, int up,
+                                               int down, gpk_internal_exchange_fn exchange, void *user,
+                                               double *maxdiff) {
+    gpk::HaloExchange x;
+    x.depth = depth;
+    x.up = up != 0;
+    x.down = down != 0;
+    x.run = exchange;
+    x.user = user;
+    return with_context(
+        slab->ctx, [&] { slab->slab->pass(levels, own_begin, own_end, exchange ? &x : nullptr, maxdiff); });
+}
+
+GPK_API gpk_status gpk_internal_heat_slab_swap(gpk_internal_heat_slab *slab) {
+    return with_context(slab->ctx, [&] { slab->slab->swap(); });
+}
+
+GPK_API gpk_status gpk_internal_heat_slab_read_rows(gpk_internal_heat_slab *slab, size_t first, size_t count,
+                                                    double *out) {
+    return with_context(slab->ctx, [&] { slab->slab->read_rows(first, count, out); });
+}
+
+GPK_API gpk_status gpk_internal_heat_slab_row_stats(gpk_internal_heat_slab *slab, size_t first, size_t count,
+                                                    double *mins, double *maxs, double *sums) {
+    return with_context(slab->ctx, [&] { slab->slab->row_stats(first, count, mins, maxs, sums); });
+}
+
+GPK_API gpk_status gpk_internal_convolve(gpk_context *ctx, const gpk_convolve_params *params,
+                                         const gpk_image *in, const void *in_data, const gpk_image *out,
+                                         void *out_data, size_t range_begin, size_t range_end,
+                                         gpk_internal_range_fn range_fn, void *user) {
+    return with_context(ctx, [&] {
+        gpk::ConvolveJob job = convolve_job(params, in, in_data, out, out_data);
+        job.range_begin = range_begin;
+        job.range_end = range_end;
+        job.range_fn = range_fn;
+        job.range_user = user;
         ctx->backend->convolve(job);
     });
 }

@@ -5,6 +5,8 @@ Each run installs the meson build into a fresh staging directory (meson install 
   c, cxx   compiles pkgconfig/consumer/consumer.{c,cpp} with only `pkg-config --cflags --libs gpk`;
   cmake    configures pkgconfig/consumer/cmake (find_package(gpk) + gpk::gpk), and checks the version file;
   fortran  compiles the installed module source (pkg-config variable fortran_module) with the example;
+  mpi      compiles pkgconfig/consumer/consumer_mpi.c with mpicc and `pkg-config --cflags --libs gpk-mpi`,
+           and runs it on two ranks with mpirun;
 and runs the result against the staged library. GPK_TEST_CC and GPK_TEST_CXX give the compilers. `readme` checks that every code block of
 bindings/README.md marked <!-- file: PATH --> is that file, so the README shows what the tests compile.
 Exit status: 0 pass, 1 fail, 77 skip (pkg-config, cmake or the Fortran compiler is missing).
@@ -186,14 +188,30 @@ def test_readme(args):
     return 0
 
 
-TESTS = {"c": test_c, "cxx": test_cxx, "cmake": test_cmake, "fortran": test_fortran}
+def test_mpi(args, install, workdir):
+    """consumer_mpi.c built with mpicc and the gpk-mpi flags, run on two ranks."""
+    tool = os.environ.get("PKG_CONFIG", "pkg-config")
+    flags = shlex.split(run([tool, "--cflags", "--libs", "gpk-mpi"], env=install.pkg_config_env()))
+    check_flags_point_into(install, flags)
+    if "-lgpk_mpi" not in flags:
+        raise Failure(f"pkg-config gave no -lgpk_mpi: {flags}")
+    source = os.path.join(args.source_root, "pkgconfig", "consumer", "consumer_mpi.c")
+    exe = os.path.join(workdir, "consumer_mpi")
+    run([args.mpicc, "-std=c99", "-Wall", "-Wextra", "-Werror", source, "-o", exe, *flags])
+    env = install.run_env()
+    env.update({"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"})
+    run([args.mpirun, "--oversubscribe", "-np", "2", exe], env=env)
+
+
+TESTS = {"c": test_c, "cxx": test_cxx, "cmake": test_cmake, "fortran": test_fortran, "mpi": test_mpi}
 
 
 def missing_tool(args):
     """The first tool the mode needs that is not on this machine, or None."""
     pkg_config_tool = os.environ.get("PKG_CONFIG", "pkg-config")
     needs = {"c": [pkg_config_tool], "cxx": [pkg_config_tool], "cmake": ["cmake"],
-             "fortran": [pkg_config_tool, args.fc or "gfortran"]}[args.mode]
+             "fortran": [pkg_config_tool, args.fc or "gfortran"],
+             "mpi": [pkg_config_tool, args.mpicc or "mpicc", args.mpirun or "mpirun"]}[args.mode]
     return next((tool for tool in needs if not shutil.which(tool)), None)
 
 
@@ -205,6 +223,8 @@ def main():
     parser.add_argument("--source-root", required=True)
     parser.add_argument("--version", default="")
     parser.add_argument("--fc", default="", help="the Fortran compiler, empty when there is none")
+    parser.add_argument("--mpicc", default="mpicc", help="the MPI C compiler wrapper (mode mpi)")
+    parser.add_argument("--mpirun", default="mpirun", help="the MPI launcher (mode mpi)")
     args = parser.parse_args()
     try:
         if args.mode == "readme":

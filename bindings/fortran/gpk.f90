@@ -28,6 +28,9 @@ module gpk
     private
 
     public :: gpk_version, gpk_status_message
+    ! For the gpk_mpi module (gpk_mpi.f90), which builds on this one: the C parameters of a heat run, as
+    ! heat_params checks and fills them, and settle, which fetches a context's message.
+    public :: c_heat_params, heat_params, settle
 
     integer, parameter, public :: GPK_OK = 0, GPK_ERR_INVALID_ARGUMENT = 1, GPK_ERR_OUT_OF_MEMORY = 2, &
                                   GPK_ERR_NO_DEVICE = 3, GPK_ERR_UNSUPPORTED = 4, GPK_ERR_DEVICE = 5, &
@@ -64,6 +67,7 @@ module gpk
         procedure :: destroy => context_destroy
         procedure :: is_created => context_is_created
         procedure :: backend => context_backend
+        procedure :: c_handle => context_c_handle
         procedure :: heat => context_heat
         procedure, private :: context_histogram_1d, context_histogram_2d
         generic :: histogram => context_histogram_1d, context_histogram_2d
@@ -105,6 +109,10 @@ module gpk
         type(c_funptr) :: on_report, on_progress
         integer(c_size_t) :: progress_interval
         type(c_ptr) :: user_data
+        integer(c_size_t) :: start_iteration
+        type(c_ptr) :: fixed_rows
+        type(c_funptr) :: on_checkpoint
+        integer(c_size_t) :: checkpoint_interval
     end type
 
     type, bind(c) :: c_histogram_params
@@ -352,6 +360,14 @@ contains
     ! ------------------------------------------------------------------------------------------
     ! Contexts
     ! ------------------------------------------------------------------------------------------
+
+    !> The C gpk_context* (for gpk_mpi and other C calls); c_null_ptr before create().
+    function context_c_handle(self) result(handle)
+        class(gpk_context), intent(in) :: self
+        type(c_ptr) :: handle
+
+        handle = self%handle
+    end function
 
     !> Creates the context (destroying any it held). backend: GPK_BACKEND_AUTO (default), _CPU or
     !> _CUDA; threads: CPU worker threads (0 = all cores); device: CUDA device ordinal.

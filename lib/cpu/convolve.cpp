@@ -230,6 +230,7 @@ template <class A> void convolve_minmax(ThreadPool &pool, const Plan<A> &p, conv
         [&](BandScratch<A> &s, size_t y0, size_t y1, size_t x0, size_t n) {
             s.set(p, x0, n);
             ChannelRange<A> band;
+            const ConvolveJob &job = *p.job;
             conv::filter_band(
                 p, s, y0, y1,
                 [&](size_t y) {
@@ -237,8 +238,9 @@ template <class A> void convolve_minmax(ThreadPool &pool, const Plan<A> &p, conv
                     target.scratch = filtered.get() + y * pitch + x0;
                     return target;
                 },
-                [&](size_t, const conv::RowTarget<A> &target) {
-                    conv::row_min_max(target.scratch, n, p.channels, band.lo, band.hi);
+                [&](size_t y, const conv::RowTarget<A> &target) {
+                    if (y >= job.range_begin && y < job.range_end)
+                        conv::row_min_max(target.scratch, n, p.channels, band.lo, band.hi);
                 });
             std::lock_guard<std::mutex> lock(range_mutex);
             range.widen(band, p.channels);
@@ -248,6 +250,9 @@ template <class A> void convolve_minmax(ThreadPool &pool, const Plan<A> &p, conv
         f.max_value[c] = double(range.hi[c]);
         if (f.exact) f.min_int[c] = (long long)range.lo[c], f.max_int[c] = (long long)range.hi[c];
     }
+    if (p.job->range_fn && p.job->range_fn(p.job->range_user, p.channels, f.exact, f.min_value, f.max_value,
+                                           f.min_int, f.max_int))
+        fail(GPK_ERR_CANCELLED, "convolve: stopped by the range callback before the output was written");
     for_each_unit(
         pool, t, [] { return 0; },
         [&](int, size_t y0, size_t y1, size_t x0, size_t n) {

@@ -22,6 +22,11 @@ public:
         select_isa();
         cpu::convolve(pool_, job);
     }
+    unsigned heat_slab_levels() const override { return cpu::kHeatSlabLevels; }
+    std::unique_ptr<HeatSlab> heat_slab(const HeatSlabJob &job) override {
+        select_isa();
+        return cpu::heat_slab(pool_, job);
+    }
     void set_stream(void *) override {}
     void synchronize() override {}
 

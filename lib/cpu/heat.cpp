@@ -6,10 +6,12 @@
 // Every iteration's maxdiff is kept; when a run must stop inside a pass (convergence, a callback), the
 // pass is redone from its untouched input up to that iteration.
 #include "common/semantics.hpp"
+#include "cpu/heat_band.hpp"
 #include "cpu/host_memory.hpp"
 #include "cpu/isa.hpp"
 #include "cpu/kernels.hpp"
 #include "engine/error.hpp"
+#include "engine/heat_rules.hpp"
 #include "engine/validate.hpp"
 
 #include <algorithm>
@@ -32,88 +34,13 @@ constexpr size_t kPassCacheBytes = size_t(4) << 20;
 // Grids at least this large are copied to tfinal past the caches.
 constexpr size_t kStreamBytes = size_t(32) << 20;
 
-// Updates one interior row: out[0..m-1] (columns 1..m) from the rows above, at and below (padded rows,
-// column 0 and m+1 are the wrapped halo). With `wrap`, out is a padded row too and its own halo columns
-// (out[-1], out[m]) are wrapped; without, it is a row of tfinal, which has none. Returns max |out - mid|.
-// The max is taken on the bit patterns of the non-negative differences (ordered like the values), which
-// gcc vectorises without -ffast-math. Compiled for each instruction set (cpu/isa.hpp): the same expression
-// in the same order, but the AVX2 and AVX-512 variants contract multiply-adds into FMA (GCC's default for
-// C++), so their grids agree with the baseline's within SPEC's tolerance, not bit for bit.
-inline __attribute__((always_inline)) double
-update_row_impl(const double *__restrict up, const double *__restrict mid, const double *__restrict down,
-                const double *__restrict cond, double *__restrict out, size_t m, bool wrap) {
-    int64_t max_bits = 0;
-    for (size_t c = 1; c <= m; ++c) {
-        double w = cond[c - 1], r = 1.0 - w;
-        double v = w * mid[c] + (down[c] + up[c] + mid[c + 1] + mid[c - 1]) * (r * kHeatCdir) +
-                   (up[c - 1] + up[c + 1] + down[c - 1] + down[c + 1]) * (r * kHeatCdiag);
-        out[c - 1] = v;
-        double d = std::fabs(v - mid[c]);
-        int64_t bits;
-        std::memcpy(&bits, &d, sizeof bits);
-        max_bits = bits > max_bits ? bits : max_bits;
-    }
-    if (wrap) {
-        out[-1] = out[m - 1];
-        out[m] = out[0];
-    }
-    double maxdiff;
-    std::memcpy(&maxdiff, &max_bits, sizeof maxdiff);
-    return maxdiff;
-}
-
-GPK_ISA_VARIANTS(double, update_row,
-                 (const double *__restrict up, const double *__restrict mid, const double *__restrict down,
-                  const double *__restrict cond, double *__restrict out, size_t m, bool wrap),
-                 update_row_impl(up, mid, down, cond, out, m, wrap))
-
-double update_row(const double *up, const double *mid, const double *down, const double *cond, double *out,
-                  size_t m, bool wrap) {
-    GPK_ISA_CALL(update_row, up, mid, down, cond, out, m, wrap)
-}
-
-struct RowStats {
-    double min, max, sum;
-};
-
-// Sum in four fixed lanes combined in a fixed order: fast, and the same whatever the thread count or
-// instruction set. The values are finite (checked inputs, convex combinations of them), so the minimum and
-// maximum do not depend on the order they are taken in: eight lanes of each, which vectorise.
-inline __attribute__((always_inline)) RowStats row_stats_impl(const double *row, size_t m) {
-    double lane[4] = {0, 0, 0, 0};
-    size_t c = 0;
-    for (; c + 4 <= m; c += 4)
-        for (int k = 0; k < 4; ++k) lane[k] += row[c + k];
-    for (; c < m; ++c) lane[0] += row[c];
-    double lo[8], hi[8];
-    for (int k = 0; k < 8; ++k) lo[k] = hi[k] = row[0];
-    for (c = 0; c + 8 <= m; c += 8)
-        for (int k = 0; k < 8; ++k) {
-            lo[k] = row[c + k] < lo[k] ? row[c + k] : lo[k];
-            hi[k] = row[c + k] > hi[k] ? row[c + k] : hi[k];
-        }
-    for (; c < m; ++c) {
-        lo[0] = row[c] < lo[0] ? row[c] : lo[0];
-        hi[0] = row[c] > hi[0] ? row[c] : hi[0];
-    }
-    for (int k = 1; k < 8; ++k) {
-        lo[0] = lo[k] < lo[0] ? lo[k] : lo[0];
-        hi[0] = hi[k] > hi[0] ? hi[k] : hi[0];
-    }
-    return {lo[0], hi[0], (lane[0] + lane[1]) + (lane[2] + lane[3])};
-}
-
-GPK_ISA_VARIANTS(RowStats, row_stats, (const double *row, size_t m), row_stats_impl(row, m))
-
-RowStats row_stats(const double *row, size_t m){GPK_ISA_CALL(row_stats, row, m)}
-
 // The input checks of one row, for each instruction set (vectorised from AVX2 on).
 GPK_ISA_VARIANTS(size_t, bad_temperature_in, (const double *row, size_t m),
                  first_bad(row, m, BadTemperature{}))
-    GPK_ISA_VARIANTS(size_t, bad_conductivity_in, (const double *row, size_t m),
-                     first_bad(row, m, BadConductivity{}))
+GPK_ISA_VARIANTS(size_t, bad_conductivity_in, (const double *row, size_t m),
+                 first_bad(row, m, BadConductivity{}))
 
-        size_t bad_temperature_in(const double *row, size_t m){GPK_ISA_CALL(bad_temperature_in, row, m)}
+size_t bad_temperature_in(const double *row, size_t m){GPK_ISA_CALL(bad_temperature_in, row, m)}
 
 size_t bad_conductivity_in(const double *row, size_t m) {
     GPK_ISA_CALL(bad_conductivity_in, row, m)
@@ -174,6 +101,7 @@ private:
     void finish_from(const double *grid, bool stats, bool copy);
     const double *level_row(const double *ring, unsigned level, size_t row) const;
     gpk_heat_report report(size_t niter, double maxdiff) const;
+    bool checkpoint(size_t iter, double maxdiff);
     double elapsed() const;
 
     ThreadPool &pool_;
@@ -187,6 +115,7 @@ private:
     double *band_maxdiff_ = nullptr;         // parts_ x max_pass_
     double *pass_maxdiff_ = nullptr;         // max_pass_
     RowStats *row_stats_ = nullptr;          // n_, of the newest grid once a pass has made them
+    double *checkpoint_ = nullptr;           // n_ x m_ where checkpoints are asked for
     std::vector<BandCheck> checks_;
     std::chrono::steady_clock::time_point start_;
 };
@@ -208,8 +137,9 @@ void HeatSolver::allocate(Workspace &workspace) {
     auto doubles = [](size_t count) { return (count + 7) / 8 * 8; };
     const size_t grid = doubles((n_ + 2) * pitch_), rings = doubles(size_t(parts_) * 3 * max_pass_ * pitch_),
                  band = doubles(size_t(parts_) * max_pass_), per_pass = doubles(max_pass_),
-                 stats = doubles(n_ * sizeof(RowStats) / sizeof(double));
-    const size_t total = 2 * grid + rings + band + per_pass + stats;
+                 stats = doubles(n_ * sizeof(RowStats) / sizeof(double)),
+                 ckpt = job_.on_checkpoint ? doubles(n_ * m_) : 0;
+    const size_t total = 2 * grid + rings + band + per_pass + stats + ckpt;
     if (total > SIZE_MAX / sizeof(double))
         fail(GPK_ERR_OUT_OF_MEMORY, "heat: the grids of " + std::to_string(n_ + 2) + " x " +
                                         std::to_string(pitch_) + " doubles are too large");
@@ -223,24 +153,33 @@ void HeatSolver::allocate(Workspace &workspace) {
     band_maxdiff_ = rings_ + rings;
     pass_maxdiff_ = band_maxdiff_ + band;
     row_stats_ = reinterpret_cast<RowStats *>(pass_maxdiff_ + per_pass);
+    checkpoint_ = job_.on_checkpoint ? pass_maxdiff_ + per_pass + stats : nullptr;
 }
 
-// The fixed halo rows (initial rows 1 and N, wrapped) in both grids; the interior comes with the first
-// pass.
+// The fixed halo rows (job_.fixed_rows, or the initial rows 1 and N; wrapped) in both grids; the interior
+// comes with the first pass.
 void HeatSolver::load_halo_rows() {
+    const double *top = job_.fixed_rows ? job_.fixed_rows : job_.tinit;
+    const double *bottom = job_.fixed_rows ? job_.fixed_rows + m_ : job_.tinit + (n_ - 1) * m_;
     for (double *g : {grid_a_, grid_b_}) {
-        load_padded_row(g, job_.tinit, m_);
-        load_padded_row(g + (n_ + 1) * pitch_, job_.tinit + (n_ - 1) * m_, m_);
+        load_padded_row(g, top, m_);
+        load_padded_row(g + (n_ + 1) * pitch_, bottom, m_);
     }
     src_ = grid_a_;
     dst_ = grid_b_;
 }
 
-// A pass ends at the next periodic report (whose grid must then be whole) and at maxiter.
+// A pass ends at the next periodic report and checkpoint (whose grids must then be whole) and at maxiter.
 unsigned HeatSolver::plan_pass(size_t done) const {
-    size_t length = std::min<size_t>(max_pass_, job_.maxiter - done);
-    if (job_.period > 0) length = std::min(length, job_.period - done % job_.period);
-    return unsigned(length);
+    return unsigned(heat_pass_length(job_, done, max_pass_));
+}
+
+// Hands the newest grid (dst_: passes end at checkpoints, and none is due at maxiter, the only pass that
+// writes tfinal instead) to the checkpoint callback, unpadded; true to stop.
+bool HeatSolver::checkpoint(size_t iter, double maxdiff) {
+    for (size_t i = 0; i < n_; ++i)
+        std::memcpy(checkpoint_ + i * m_, dst_ + (i + 1) * pitch_ + 1, m_ * sizeof(double));
+    return job_.on_checkpoint(iter, maxdiff, checkpoint_, job_.user_data) != 0;
 }
 
 // Row `row` of iteration `level` of the current pass (level 0 is src_, or the tinit ring of the first
@@ -350,13 +289,11 @@ gpk_heat_report HeatSolver::report(size_t niter, double maxdiff) const {
     r.maxdiff = maxdiff;
     r.tmin = row_stats_[0].min;
     r.tmax = row_stats_[0].max;
-    double sum = 0;
     for (size_t i = 0; i < n_; ++i) {
         r.tmin = std::min(r.tmin, row_stats_[i].min);
         r.tmax = std::max(r.tmax, row_stats_[i].max);
-        sum += row_stats_[i].sum;
     }
-    r.tavg = sum / double(n_ * m_);
+    r.tavg = heat_mean(n_, m_, [&](size_t i) { return row_stats_[i].sum; });
     r.time = elapsed();
     return r;
 }
@@ -365,16 +302,17 @@ gpk_heat_report HeatSolver::report(size_t niter, double maxdiff) const {
 // that stopped inside. The first pass checks the inputs and writes no output, since a band may write its
 // rows before another finds a bad value.
 void HeatSolver::run() {
+    if (job_.fixed_rows) check_fixed_rows(job_.fixed_rows, m_);
     load_halo_rows();
     start_ = std::chrono::steady_clock::now();
-    size_t done = 0;
+    size_t done = job_.start_iteration; // a resumed run counts on from its checkpoint
     double maxdiff = 0;
     const char *stopped_by = nullptr; // the callback that cancelled the run
     bool stats_valid = false, tfinal_written = false;
     while (done < job_.maxiter) {
         PassMode mode;
         mode.iterations = plan_pass(done);
-        mode.from_tinit = mode.check_inputs = done == 0;
+        mode.from_tinit = mode.check_inputs = done == job_.start_iteration;
         const size_t end = done + mode.iterations;
         const bool planned_final = end == job_.maxiter;
         const bool report_due = job_.period > 0 && end % job_.period == 0 && job_.on_report;
@@ -394,6 +332,8 @@ void HeatSolver::run() {
             if (job_.on_progress && job_.progress_interval > 0 && iter % job_.progress_interval == 0 &&
                 job_.on_progress(iter, maxdiff, elapsed(), job_.user_data))
                 stopped_by = stopped_by ? stopped_by : "progress";
+            if (!converged && heat_checkpoint_due(job_, iter) && checkpoint(iter, maxdiff))
+                stopped_by = stopped_by ? stopped_by : "checkpoint";
             if (stopped_by && (converged || iter == job_.maxiter)) stopped_by = nullptr; // ended anyway
             if (converged || stopped_by) stop_at = s;
         }

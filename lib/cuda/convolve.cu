@@ -196,13 +196,13 @@ std::vector<RowRun> padded_runs(long long y0, size_t rows, const ConvPlan &p, co
     return runs;
 }
 
-// One pass over the image in bands; `reduce` folds min/max instead of writing.
+// One pass over output rows [y_begin, y_end) in bands; `reduce` folds min/max instead of writing.
 void run_pass(DeviceContext &ctx, const ConvolveJob &job, const ConvPlan &p, const conv::Output &out_base,
-              bool reduce, bool reuse_mid) {
+              bool reduce, bool reuse_mid, size_t y_begin, size_t y_end) {
     Pipeline pipe(ctx, p.lanes);
     size_t height = job.in.height;
-    for (size_t y0 = 0; y0 < height; y0 += p.band_rows) {
-        size_t rows = std::min(p.band_rows, height - y0);
+    for (size_t y0 = y_begin; y0 < y_end; y0 += p.band_rows) {
+        size_t rows = std::min(p.band_rows, y_end - y0);
         Lane &lane = pipe.next();
         cudaStream_t s = pipe.stream(lane);
         conv::PassArgs a;
@@ -256,6 +256,26 @@ void run_pass(DeviceContext &ctx, const ConvolveJob &job, const ConvPlan &p, con
     pipe.finish();
 }
 
+// Hands the folded range to the job's range callback (libgpk_mpi: the range every rank agrees on) and
+// puts back what it returns, before the writing pass.
+void agree_on_range(DeviceContext &ctx, const ConvolveJob &job, const ConvPlan &p, const conv::Output &out) {
+    long long imm[8];
+    double fmm[8];
+    check(cudaMemcpyAsync(imm, out.imm, sizeof imm, cudaMemcpyDeviceToHost, ctx.main()),
+          "cudaMemcpyAsync (range)");
+    check(cudaMemcpyAsync(fmm, out.fmm, sizeof fmm, cudaMemcpyDeviceToHost, ctx.main()),
+          "cudaMemcpyAsync (range)");
+    ctx.synchronize_main();
+    const bool exact = p.acc == AccKind::i32 || p.acc == AccKind::i64;
+    if (job.range_fn(job.range_user, job.in.channels, exact, fmm, fmm + 4, imm, imm + 4))
+        fail(GPK_ERR_CANCELLED, "convolve: stopped by the range callback before the output was written");
+    check(cudaMemcpyAsync(out.imm, imm, sizeof imm, cudaMemcpyHostToDevice, ctx.main()),
+          "cudaMemcpyAsync (range)");
+    check(cudaMemcpyAsync(out.fmm, fmm, sizeof fmm, cudaMemcpyHostToDevice, ctx.main()),
+          "cudaMemcpyAsync (range)");
+    ctx.synchronize_main();
+}
+
 } // namespace
 
 void convolve_run(DeviceContext &ctx, const ConvolveJob &job) {
@@ -280,11 +300,15 @@ void convolve_run(DeviceContext &ctx, const ConvolveJob &job) {
         out.fmm = reinterpret_cast<double *>(mm + 8 * sizeof(long long));
         init_minmax_kernel<<<1, 32, 0, ctx.main()>>>(out.imm, out.fmm);
         check_launch("init_minmax_kernel");
-        run_pass(ctx, job, p, out, true, false);
+        const size_t range_end = std::min(job.range_end, job.in.height);
+        const size_t range_begin = std::min(job.range_begin, range_end);
+        run_pass(ctx, job, p, out, true, false, range_begin, range_end);
+        if (job.range_fn) agree_on_range(ctx, job, p, out);
     }
-    // A single separable band keeps its row pass from the min/max pass.
-    bool reuse_mid = minmax && p.separable && p.band_rows >= job.in.height;
-    run_pass(ctx, job, p, out, false, reuse_mid);
+    // A single separable band keeps its row pass from the min/max pass (which then covered every row).
+    bool reuse_mid = minmax && p.separable && p.band_rows >= job.in.height && job.range_begin == 0 &&
+                     job.range_end >= job.in.height;
+    run_pass(ctx, job, p, out, false, reuse_mid, 0, job.in.height);
     if (!ctx.asynchronous() || !p.direct_in || !p.direct_out) ctx.synchronize_main();
 }
 

@@ -3,6 +3,7 @@
 #include "cuda/convolve.cuh"
 #include "cuda/device_context.cuh"
 #include "cuda/heat.cuh"
+#include "cuda/heat_slab.cuh"
 #include "cuda/histogram.cuh"
 #include "engine/cuda_api.hpp"
 
@@ -43,6 +44,13 @@ public:
     void convolve(const ConvolveJob &job) override {
         DeviceScope scope(device_);
         convolve_run(*ctx_, job);
+    }
+
+    unsigned heat_slab_levels() const override { return cuda::heat_slab_levels(*ctx_); }
+
+    std::unique_ptr<HeatSlab> heat_slab(const HeatSlabJob &job) override {
+        DeviceScope scope(device_);
+        return make_heat_slab(*ctx_, job);
     }
 
     void set_stream(void *stream) override {

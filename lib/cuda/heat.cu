@@ -2,13 +2,17 @@
 // that enqueues batches of passes and reads the device state back once per batch (never once per
 // iteration). What a call costs beside its iterations is kept small: device inputs are read in place by
 // the first pass, which also checks them; the pass that ends the run writes a device tfinal directly; no
-// allocation once the context holds buffers of the size. Kernels: heat_kernels.cuh, heat_blocked.cuh.
+// allocation once the context holds buffers of the size. A resumed run (job.start_iteration, job.fixed_rows)
+// counts its iterations on from the checkpoint; batches and passes end at checkpoints, and no batch is
+// enqueued past one. Kernels: heat_kernels.cuh, heat_blocked.cuh, launched through heat_pass.cu (which
+// libgpk_mpi's slabs share, heat_slab.cu).
 #include "cuda/heat.cuh"
 
-#include "cuda/heat_blocked.cuh"
 #include "cuda/heat_kernels.cuh"
+#include "cuda/heat_pass.cuh"
 #include "cuda/pointer.cuh"
 #include "engine/error.hpp"
+#include "engine/heat_rules.hpp"
 #include "engine/validate.hpp"
 
 #include <algorithm>
@@ -17,82 +21,23 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
+#include <new>
 #include <string>
+#include <vector>
 
 namespace gpk::cuda {
 namespace {
 
 using heat::DeviceState;
-using heat::GridStats;
+using heat::PassChoice;
+using heat::PassKernel;
 using heat::PassShape;
 using heat::Views;
 
 constexpr int kFinishThreads = 256;
-constexpr int kStatsThreads = 256;
-constexpr int kStatsBlocks = 1024; // fixed: the sum's order depends on it
 constexpr unsigned kLogCapacity = 4096;
 constexpr size_t kMaxBatch = 1024; // iterations enqueued before the host looks at the state
-
-using PassFn = void (*)(Views, const double *, DeviceState *, PassShape, int, bool, bool, double *);
-
-// A pass kernel: up to T iterations a pass, `threads` threads a block, MinBlocks resident per SM (which caps
-// its registers).
-struct PassKernel {
-    int levels, threads, min_blocks;
-    PassFn plain, checking; // checking: the run's first pass, which also checks the inputs
-    size_t smem;
-};
-
-template <int T, int Threads, int B, bool Lean = true> constexpr PassKernel pass_kernel_of() {
-    return {T,
-            Threads,
-            B,
-            heat::pass_kernel<T, Threads, B, false, Lean>,
-            heat::pass_kernel<T, Threads, B, true, Lean>,
-            sizeof(heat::PassShared<T, Threads>)};
-}
-
-// The kernels built, the default first; the first one that fits the device runs (the last, of 128-thread
-// blocks and 32 KiB of shared memory, fits any device gpk builds for). The internal knobs
-// GPK_TEST_HEAT_PASS_LEVELS=L (iterations per pass: the first kernel of at least L levels runs passes of at
-// most L) and GPK_TEST_HEAT_KERNEL=T/B (the kernel of T levels, B blocks per SM) exist for tests and
-// benchmarks: every choice gives the same bits. 6 levels is the deepest pass whose lean steps
-// (heat_blocked.cuh) fit 128 registers without spilling (ptxas, sm_90); 7 spills; 8/2 takes general steps
-// only (with lean ones it spilled 304 bytes; round 1's default, 0.807 ms an iteration at 16384² on the
-// H100); 8/1 and 12/1 have a whole SM's registers for 8 warps.
-constexpr PassKernel kPassKernels[] = {pass_kernel_of<6, 256, 2>(), pass_kernel_of<4, 256, 2>(),
-                                       pass_kernel_of<7, 256, 2>(), pass_kernel_of<8, 256, 2, false>(),
-                                       pass_kernel_of<8, 256, 1>(), pass_kernel_of<12, 256, 1>(),
-                                       pass_kernel_of<4, 128, 4>()};
-
-struct PassChoice {
-    const PassKernel *kernel;
-    int levels;
-};
-
-// The kernel the knobs ask for (the default without them).
-PassChoice choose_pass_kernel() {
-    PassChoice c{&kPassKernels[0], kPassKernels[0].levels};
-    if (const char *knob = std::getenv("GPK_TEST_HEAT_KERNEL")) {
-        int t = 0, b = 0;
-        if (std::sscanf(knob, "%d/%d", &t, &b) == 2)
-            for (const PassKernel &k : kPassKernels)
-                if (k.levels == t && k.min_blocks == b) {
-                    c = {&k, t};
-                    break;
-                }
-    }
-    if (const char *knob = std::getenv("GPK_TEST_HEAT_PASS_LEVELS")) {
-        int v = std::atoi(knob);
-        if (v >= 1 && v <= c.kernel->levels) {
-            c.levels = v;
-        } else if (v >= 1) {
-            for (const PassKernel &k : kPassKernels)
-                if (k.levels >= v && (c.kernel->levels < v || k.levels < c.kernel->levels)) c = {&k, v};
-        }
-    }
-    return c;
-}
 
 // Free device memory as the heat solver may use it: cudaMemGetInfo plus what it holds already, capped by
 // the test knob GPK_TEST_DEVICE_MEMORY_LIMIT=bytes (NOTES.md, internal knobs).
@@ -117,21 +62,21 @@ size_t round_up(size_t n, size_t to) {
     return (n + to - 1) / to * to;
 }
 
-// The device work area: the state, the report, the maxdiff log, per-block maxima and report partials; and
-// its pinned mirror for what the host reads back (two state slots: two batches may be in flight). State
-// and report come first in both, so that one copy starts a run.
+// The device work area: the state, the maxdiff log, per-block maxima and the rows' statistics (min, max and
+// sum of each row, N each); and its pinned mirror for what the host reads back (two state slots: two
+// batches may be in flight). The state comes first in both, so that one copy starts a run.
 struct WorkLayout {
-    static constexpr size_t state = 0, stats = 256, log = 512;
-    size_t level_partials, stats_partials, bytes;
-    WorkLayout(size_t level_parts) {
+    static constexpr size_t state = 0, log = 512;
+    size_t level_partials, row_stats, bytes;
+    WorkLayout(size_t level_parts, size_t rows) {
         level_partials = log + round_up(kLogCapacity * sizeof(double), 256);
-        stats_partials = level_partials + round_up(level_parts * sizeof(double), 256);
-        bytes = stats_partials + round_up(kStatsBlocks * sizeof(GridStats), 256);
+        row_stats = level_partials + round_up(level_parts * sizeof(double), 256);
+        bytes = row_stats + round_up(3 * rows * sizeof(double), 256);
     }
 };
-constexpr size_t kHostState[2] = {0, 128}, kHostStats = 256, kHostLog = 512;
-constexpr size_t kHostBytes = kHostLog + kLogCapacity * sizeof(double);
-static_assert(sizeof(DeviceState) <= 128 && sizeof(GridStats) <= 256, "work area layout");
+constexpr size_t kHostState[2] = {0, 128}, kHostLog = 512;
+constexpr size_t kHostRowStats = kHostLog + kLogCapacity * sizeof(double);
+static_assert(sizeof(DeviceState) <= 128, "work area layout");
 
 class HeatRun {
 public:
@@ -149,14 +94,15 @@ private:
     bool callback_due(size_t it) const;
     void report_bad_inputs(const DeviceState &st) const;
     size_t batch_end(size_t done, size_t batch) const;
-    const char *deliver_callbacks(size_t done, size_t last, bool converged);
+    const char *deliver_callbacks(size_t done, size_t last, const DeviceState &st);
+    bool checkpoint(size_t iter, double maxdiff, int buffer);
     gpk_heat_report report(size_t niter, double maxdiff, double seconds) const;
     double seconds() const;
 
     DeviceState &host_state(int slot) const {
         return *reinterpret_cast<DeviceState *>(host_ + kHostState[slot]);
     }
-    GridStats &host_stats() const { return *reinterpret_cast<GridStats *>(host_ + kHostStats); }
+    const double *host_row_stats() const { return reinterpret_cast<const double *>(host_ + kHostRowStats); }
     double host_log(size_t iter) const {
         return reinterpret_cast<const double *>(host_ + kHostLog)[(iter - 1) % kLogCapacity];
     }
@@ -166,54 +112,36 @@ private:
     const HeatJob &job_;
     cudaStream_t stream_;
     PassChoice pass_{};
-    bool tinit_on_device_ = false, cond_on_device_ = false, tfinal_direct_ = false;
+    // tinit is read in place where it is device memory and no fixed rows replace its edge rows.
+    bool tinit_on_device_ = false, tinit_in_place_ = false, cond_on_device_ = false, tfinal_direct_ = false;
     Views views_{};
     const double *cond_ = nullptr;
     char *work_ = nullptr, *host_ = nullptr;
     size_t level_parts_ = 0;
-    WorkLayout layout_{0};
+    WorkLayout layout_{0, 0};
     dim3 pass_grid_;
     PassShape shape_{};
-    int stats_blocks_ = 1;
+    std::unique_ptr<double[]> checkpoint_; // N*M where checkpoints are asked for
     std::chrono::steady_clock::time_point start_;
 };
 
-// Blocks of both forms of a pass kernel resident per SM; 0 where it does not fit the device.
-int resident(DeviceContext &ctx, const PassKernel &k) {
-    return std::min(ctx.resident_blocks(reinterpret_cast<const void *>(k.plain), k.threads, k.smem),
-                    ctx.resident_blocks(reinterpret_cast<const void *>(k.checking), k.threads, k.smem));
-}
-
-// The pass kernel: the one chosen, or where that one does not fit the device (shared memory, registers), the
-// first of the list that does (the same bits either way). Pass geometry: strips of W columns; H rows per
-// block chosen to minimise the modelled time, (waves of resident blocks) x (steps of one block: H plus the
-// T-row overlaps and the pipeline's fill), so that neither a partly filled last wave nor the overlaps cost
-// much. Remembered on the context for the next call of the same shape.
+// The pass kernel (heat_pass.cuh: the one chosen, or the first that fits) and the pass geometry: strips of
+// W columns, H rows per block (plan_rows_per_block), remembered on the context for the next call of the
+// same shape.
 void HeatRun::plan_passes() {
-    int per_sm = resident(ctx_, *pass_.kernel);
-    for (const PassKernel &k : kPassKernels) {
-        if (per_sm >= 1) break;
-        if ((per_sm = resident(ctx_, k)) >= 1) pass_ = {&k, std::min(pass_.levels, k.levels)};
-    }
-    if (per_sm < 1) fail(GPK_ERR_UNSUPPORTED, "heat: no pass kernel fits this device's shared memory");
+    pass_ = heat::choose_pass_kernel(ctx_);
     const PassKernel &k = *pass_.kernel;
     const size_t N = job_.rows, M = job_.cols;
     const int T = k.levels;
     shape_.strip = k.threads - 2 * T;
-    const size_t nx = (M + shape_.strip - 1) / shape_.strip;
+    shape_.row_begin = 1;
+    shape_.row_end = (long long)N + 1;
     HeatBuffers::Plan &plan = ctx_.heat().plan;
     const void *fn = reinterpret_cast<const void *>(k.plain);
-    if (plan.rows != N || plan.cols != M || plan.kernel != fn || plan.per_sm != per_sm) {
-        const size_t slots = (size_t)ctx_.limits().multiprocessors * (size_t)per_sm;
-        const size_t h_min = std::max<size_t>(2 * T, (N + 65534) / 65535);
-        size_t best = N;
-        double best_cost = INFINITY;
-        for (size_t h = h_min; h <= std::min(N, std::max<size_t>(h_min, 4096)); ++h) {
-            size_t blocks = nx * ((N + h - 1) / h);
-            double cost = (double)((blocks + slots - 1) / slots) * ((double)h + 2.5 * T);
-            if (cost < best_cost) best_cost = cost, best = h;
-        }
-        plan = {N, M, fn, per_sm, (int)best, (unsigned)nx, (unsigned)((N + best - 1) / best)};
+    if (plan.rows != N || plan.cols != M || plan.kernel != fn || plan.per_sm != pass_.per_sm) {
+        const int h = heat::plan_rows_per_block(pass_, N, M, ctx_.limits().multiprocessors);
+        const dim3 grid = heat::pass_grid(PassShape{shape_.strip, h, 0, 0}, M, N);
+        plan = {N, M, fn, pass_.per_sm, h, grid.x, grid.y};
     }
     shape_.rows_per_block = plan.rows_per_block;
     pass_grid_ = dim3(plan.grid_x, plan.grid_y);
@@ -234,7 +162,7 @@ void HeatRun::allocate() {
     const size_t pitch = (M + 31) / 32 * 32; // 256-byte rows
     HeatBuffers &hb = ctx_.heat();
     level_parts_ = (size_t)pass_grid_.x * pass_grid_.y * pass_.kernel->levels;
-    layout_ = WorkLayout(level_parts_);
+    layout_ = WorkLayout(level_parts_, N);
     // The C boundary checked that (N+2)*(M+2) fits; the padded rows may not.
     if (N + 2 > SIZE_MAX / (2 * sizeof(double)) / pitch)
         fail(GPK_ERR_OUT_OF_MEMORY, "heat: a " + std::to_string(N) + " x " + std::to_string(M) +
@@ -264,20 +192,37 @@ void HeatRun::allocate() {
     views_.cols = M;
     views_.v[heat::kGrid0] = {cells + P, P, 0, NN + 1};
     views_.v[heat::kGrid1] = {cells + (N + 2) * pitch + P, P, 0, NN + 1};
+    // tinit read in place: its halo rows are its edge rows (lo = 1, hi = N), which is what they hold unless
+    // fixed rows replace them; then tinit is copied to grid 0 as host data is.
     views_.v[heat::kInitial] = {const_cast<double *>(job_.tinit), (long long)M, 1, NN};
     views_.v[heat::kFinal] = {job_.tfinal, (long long)M, 1, NN};
     cond_ = cond_on_device_ ? job_.conductivity : static_cast<double *>(ctx_.grow(hb.cond, cond_bytes));
     work_ = static_cast<char *>(ctx_.grow(hb.work, layout_.bytes));
-    host_ = ctx_.grow(hb.host, kHostBytes);
-    stats_blocks_ = (int)std::min<size_t>(N, kStatsBlocks);
+    host_ = ctx_.grow(hb.host, kHostRowStats + 3 * N * sizeof(double));
+    if (job_.on_checkpoint) {
+        checkpoint_.reset(new (std::nothrow) double[N * M]);
+        if (!checkpoint_)
+            fail(GPK_ERR_OUT_OF_MEMORY, "heat: out of host memory allocating " +
+                                            std::to_string(N * M * sizeof(double)) +
+                                            " bytes for checkpoints");
+    }
 }
 
-// Host inputs go to grid 0 and the conductivity buffer; device inputs stay where they are. The halo rows of
-// both grids come from tinit's edge rows (fixed for the run); the run state starts at the initial grid, the
-// report zeroed (a periodic one that convergence skips is copied back unwritten): one copy.
+// Host inputs go to grid 0 and the conductivity buffer; device inputs stay where they are (tinit: unless
+// fixed rows are given). The halo rows of both grids (fixed for the run) come from job_.fixed_rows (host or
+// device memory, checked on the host first, as the CPU backend does) or from tinit's edge rows. The run
+// state starts at the initial grid and at job_.start_iteration: one copy. Periodic reports that
+// convergence skips copy the rows' statistics back unwritten: they are zeroed where reports are asked for.
 void HeatRun::upload() {
     const size_t N = job_.rows, M = job_.cols;
-    if (!tinit_on_device_)
+    std::vector<double> fixed;
+    if (job_.fixed_rows) {
+        fixed.resize(2 * M);
+        check(cudaMemcpy(fixed.data(), job_.fixed_rows, 2 * M * sizeof(double), cudaMemcpyDefault),
+              "cudaMemcpy (fixed_rows)");
+        check_fixed_rows(fixed.data(), M);
+    }
+    if (!tinit_in_place_)
         check(cudaMemcpy2DAsync(views_.v[heat::kGrid0].base, views_.v[heat::kGrid0].pitch * sizeof(double),
                                 job_.tinit, M * sizeof(double), M * sizeof(double), N, cudaMemcpyDefault,
                                 stream_),
@@ -286,27 +231,38 @@ void HeatRun::upload() {
         check(cudaMemcpyAsync(const_cast<double *>(cond_), job_.conductivity, N * M * sizeof(double),
                               cudaMemcpyDefault, stream_),
               "cudaMemcpyAsync (conductivity)");
-    const int initial = tinit_on_device_ ? heat::kInitial : heat::kGrid0;
-    heat::halo_rows_kernel<<<(unsigned)std::min<size_t>((M + 255) / 256, 1024), 256, 0, stream_>>>(views_,
-                                                                                                   initial);
-    check_launch("heat halo_rows_kernel");
+    const int initial = tinit_in_place_ ? heat::kInitial : heat::kGrid0;
+    if (fixed.empty()) {
+        heat::halo_rows_kernel<<<(unsigned)std::min<size_t>((M + 255) / 256, 1024), 256, 0, stream_>>>(
+            views_, initial);
+        check_launch("heat halo_rows_kernel");
+    } else {
+        for (int b = heat::kGrid0; b <= heat::kGrid1; ++b)
+            for (int side = 0; side < 2; ++side)
+                check(cudaMemcpyAsync(views_.v[b].base + (side ? (long long)N : -1) * views_.v[b].pitch,
+                                      fixed.data() + side * M, M * sizeof(double), cudaMemcpyHostToDevice,
+                                      stream_),
+                      "cudaMemcpyAsync (fixed rows)");
+        // The copies read pageable memory that goes out of scope here.
+        check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize (fixed rows)");
+    }
+    if (job_.on_report && job_.period)
+        check(cudaMemsetAsync(work_ + layout_.row_stats, 0, 3 * N * sizeof(double), stream_),
+              "cudaMemsetAsync (row statistics)");
     DeviceState s{};
+    s.iter = job_.start_iteration;
     s.first_bad_t = s.first_bad_c = ~0ull;
     s.buffer = initial;
     host_state(0) = s;
-    host_stats() = GridStats{};
-    check(
-        cudaMemcpyAsync(work_, host_, WorkLayout::stats + sizeof(GridStats), cudaMemcpyHostToDevice, stream_),
-        "cudaMemcpyAsync (state)");
+    check(cudaMemcpyAsync(work_, host_, sizeof(DeviceState), cudaMemcpyHostToDevice, stream_),
+          "cudaMemcpyAsync (state)");
 }
 
 // A pass of `levels` iterations and the bookkeeping of its maxdiffs.
 void HeatRun::enqueue_pass(int levels, bool checking, bool to_final) {
-    const PassKernel &k = *pass_.kernel;
-    (checking ? k.checking : k.plain)<<<pass_grid_, k.threads, k.smem, stream_>>>(
-        views_, cond_, work<DeviceState>(WorkLayout::state), shape_, levels, to_final, false,
-        work<double>(layout_.level_partials));
-    check_launch("heat pass_kernel");
+    heat::launch_pass(*pass_.kernel, checking, pass_grid_, stream_, views_, cond_,
+                      work<DeviceState>(WorkLayout::state), shape_, levels, to_final, false,
+                      work<double>(layout_.level_partials), "heat pass_kernel");
     heat::finish_pass_kernel<kFinishThreads><<<1, kFinishThreads, 0, stream_>>>(
         work<double>(layout_.level_partials), (int)(pass_grid_.x * pass_grid_.y), levels, job_.threshold,
         work<DeviceState>(WorkLayout::state), work<double>(WorkLayout::log), kLogCapacity, to_final,
@@ -325,24 +281,20 @@ void HeatRun::enqueue_iterations(size_t count, bool first_batch, bool ends_run) 
         const bool checking = first_batch && i == 0, last = ends_run && i + 1 == passes;
         enqueue_pass(levels, checking, last && tfinal_direct_ && !checking);
     }
-    const PassKernel &k = *pass_.kernel;
-    k.plain<<<pass_grid_, k.threads, k.smem, stream_>>>(views_, cond_, work<DeviceState>(WorkLayout::state),
-                                                        shape_, 0, false, true, nullptr);
-    check_launch("heat pass_kernel (recomputation)");
+    heat::launch_pass(*pass_.kernel, false, pass_grid_, stream_, views_, cond_,
+                      work<DeviceState>(WorkLayout::state), shape_, 0, false, true, nullptr,
+                      "heat pass_kernel (recomputation)");
 }
 
-// Statistics of the newest grid into the report; a periodic one is skipped once the run has converged.
+// Statistics of the newest grid's rows, copied to the host; a periodic one is skipped once the run has
+// converged.
 void HeatRun::enqueue_stats(bool periodic) {
-    heat::stats_kernel<kStatsThreads><<<stats_blocks_, kStatsThreads, 0, stream_>>>(
-        views_, work<DeviceState>(WorkLayout::state), periodic, work<GridStats>(layout_.stats_partials));
-    check_launch("heat stats_kernel");
-    heat::stats_finish_kernel<kStatsThreads><<<1, kStatsThreads, 0, stream_>>>(
-        work<GridStats>(layout_.stats_partials), stats_blocks_, work<DeviceState>(WorkLayout::state),
-        periodic, work<GridStats>(WorkLayout::stats));
-    check_launch("heat stats_finish_kernel");
-    check(cudaMemcpyAsync(&host_stats(), work_ + WorkLayout::stats, sizeof(GridStats), cudaMemcpyDeviceToHost,
-                          stream_),
-          "cudaMemcpyAsync (report)");
+    const size_t N = job_.rows;
+    double *rs = work<double>(layout_.row_stats);
+    heat::launch_row_stats(stream_, views_, work<DeviceState>(WorkLayout::state), periodic, 1, N, rs, rs + N,
+                           rs + 2 * N);
+    check(cudaMemcpyAsync(host_ + kHostRowStats, rs, 3 * N * sizeof(double), cudaMemcpyDeviceToHost, stream_),
+          "cudaMemcpyAsync (row statistics)");
 }
 
 // After a batch: the state into host slot `slot`, the maxdiffs of iterations begin+1..end into the host log
@@ -382,24 +334,46 @@ void HeatRun::report_bad_inputs(const DeviceState &st) const {
 
 bool HeatRun::callback_due(size_t it) const {
     return (job_.on_progress && job_.progress_interval && it % job_.progress_interval == 0) ||
-           (job_.on_report && job_.period && it % job_.period == 0);
+           (job_.on_report && job_.period && it % job_.period == 0) || heat_checkpoint_due(job_, it);
 }
 
 // The batch ends at maxiter, after `batch` iterations, or at the next iteration where a callback is due
-// (a callback may cancel, and then the grid of that iteration is the result).
+// (a callback may cancel, and then the grid of that iteration is the result; a checkpoint needs that
+// iteration's grid whole).
 size_t HeatRun::batch_end(size_t done, size_t batch) const {
     size_t end = std::min(job_.maxiter, done + batch);
     auto next_multiple = [&](size_t every) { return (done / every + 1) * every; };
     if (job_.on_progress && job_.progress_interval)
         end = std::min(end, next_multiple(job_.progress_interval));
     if (job_.on_report && job_.period) end = std::min(end, next_multiple(job_.period));
+    if (job_.on_checkpoint && job_.checkpoint_interval)
+        end = std::min(end, next_multiple(job_.checkpoint_interval));
     return end;
 }
 
+// The report from the rows' statistics last copied back: the mean from the rows' sums added in row order
+// (heat_mean), the CPU backend's and libgpk_mpi's order.
 gpk_heat_report HeatRun::report(size_t niter, double maxdiff, double secs) const {
-    const GridStats &s = host_stats();
-    return gpk_heat_report{niter, s.tmin, s.tmax, maxdiff, s.sum / ((double)job_.rows * (double)job_.cols),
-                           secs};
+    const size_t N = job_.rows;
+    const double *mins = host_row_stats(), *maxs = mins + N, *sums = mins + 2 * N;
+    gpk_heat_report r{niter, mins[0], maxs[0], maxdiff, 0.0, secs};
+    for (size_t i = 0; i < N; ++i) {
+        r.tmin = std::min(r.tmin, mins[i]);
+        r.tmax = std::max(r.tmax, maxs[i]);
+    }
+    r.tavg = heat_mean(N, job_.cols, [&](size_t i) { return sums[i]; });
+    return r;
+}
+
+// Hands the newest grid (view `buffer`; batches end at checkpoints and none is in flight beyond one) to the
+// checkpoint callback; true to stop.
+bool HeatRun::checkpoint(size_t iter, double maxdiff, int buffer) {
+    const heat::GridView &g = views_.v[buffer];
+    check(cudaMemcpy2DAsync(checkpoint_.get(), job_.cols * sizeof(double), g.base, g.pitch * sizeof(double),
+                            job_.cols * sizeof(double), job_.rows, cudaMemcpyDeviceToHost, stream_),
+          "cudaMemcpy2DAsync (checkpoint)");
+    check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize (checkpoint)");
+    return job_.on_checkpoint(iter, maxdiff, checkpoint_.get(), job_.user_data) != 0;
 }
 
 double HeatRun::seconds() const {
@@ -407,9 +381,11 @@ double HeatRun::seconds() const {
 }
 
 // The callbacks due in iterations done+1..last of a batch (batches end where one is due), in the CPU
-// backend's order (periodic report, then progress). Returns the callback that asked to stop, or null. A stop
-// asked on the iteration that ends the run anyway (convergence, maxiter) is no cancellation.
-const char *HeatRun::deliver_callbacks(size_t done, size_t last, bool converged) {
+// backend's order (periodic report, progress, checkpoint). Returns the callback that asked to stop, or
+// null. A stop asked on the iteration that ends the run anyway (convergence, maxiter) is no cancellation.
+// No checkpoint at the iteration that converged (heat_checkpoint_due excludes maxiter).
+const char *HeatRun::deliver_callbacks(size_t done, size_t last, const DeviceState &st) {
+    const bool converged = st.converged != 0;
     const char *stopped_by = nullptr;
     for (size_t it = done + 1; it <= last; ++it) {
         const double maxdiff = host_log(it);
@@ -421,6 +397,9 @@ const char *HeatRun::deliver_callbacks(size_t done, size_t last, bool converged)
         if (job_.on_progress && job_.progress_interval && it % job_.progress_interval == 0 &&
             job_.on_progress(it, maxdiff, seconds(), job_.user_data) && !stopped_by)
             stopped_by = "progress";
+        if (!converged_here && heat_checkpoint_due(job_, it) && checkpoint(it, maxdiff, st.buffer) &&
+            !stopped_by)
+            stopped_by = "checkpoint";
         if (stopped_by && (converged_here || it == job_.maxiter)) stopped_by = nullptr;
         if (stopped_by) return stopped_by;
     }
@@ -432,13 +411,14 @@ void HeatRun::run() {
     cond_on_device_ = on_device(job_.conductivity);
     tfinal_direct_ = job_.tfinal && reinterpret_cast<uintptr_t>(job_.tfinal) % alignof(double) == 0 &&
                      on_device(job_.tfinal);
-    pass_ = choose_pass_kernel();
+    tinit_in_place_ = tinit_on_device_ && !job_.fixed_rows;
     plan_passes();
     allocate();
     upload();
     start_ = std::chrono::steady_clock::now();
     // Batches of whole passes, doubling; up to two in flight, so that the device works on the next while the
-    // host reads one back. No batch is enqueued past one that ends where a callback is due (it may cancel).
+    // host reads one back. No batch is enqueued past one that ends where a callback is due (it may cancel; a
+    // checkpoint reads that batch's grid). Iterations count on from job_.start_iteration.
     // Convergence stops the work on the device: the kernels of a batch enqueued beyond it return at once.
     struct Batch {
         size_t begin, end;
@@ -448,17 +428,18 @@ void HeatRun::run() {
     Batch flight[2];
     int in_flight = 0, next_slot = 0;
     const size_t L = (size_t)pass_.levels, max_batch = std::max<size_t>(L, kMaxBatch / L * L);
-    size_t done = 0, enqueued = 0, batch = L;
+    const size_t start = job_.start_iteration;
+    size_t done = start, enqueued = start, batch = L;
     DeviceState st{};
     const char *stopped_by = nullptr;
     for (;;) {
         while (in_flight < 2 && enqueued < job_.maxiter &&
                (in_flight == 0 || !callback_due(flight[in_flight - 1].end))) {
             const size_t end = batch_end(enqueued, batch);
-            enqueue_iterations(end - enqueued, enqueued == 0, end == job_.maxiter);
+            enqueue_iterations(end - enqueued, enqueued == start, end == job_.maxiter);
             if (job_.on_report && job_.period && end % job_.period == 0) enqueue_stats(true);
             enqueue_readback(next_slot, enqueued, end);
-            flight[in_flight++] = {enqueued, end, next_slot, enqueued == 0};
+            flight[in_flight++] = {enqueued, end, next_slot, enqueued == start};
             next_slot ^= 1;
             enqueued = end;
             batch = std::min(batch * 2, max_batch);
@@ -473,7 +454,7 @@ void HeatRun::run() {
             report_bad_inputs(st);
         }
         const size_t last = st.converged ? (size_t)st.niter : b.end;
-        stopped_by = deliver_callbacks(done, last, st.converged != 0);
+        stopped_by = deliver_callbacks(done, last, st);
         done = last;
         if (st.converged || stopped_by || done == job_.maxiter) break;
     }

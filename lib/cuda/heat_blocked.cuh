@@ -24,6 +24,9 @@ namespace gpk::cuda::heat {
 struct PassShape {
     int strip;          // W: owned columns per block
     int rows_per_block; // H
+    // The rows a launch computes, [row_begin, row_end) within 1..N: every row for a whole grid; a slab's
+    // own rows, or a part of them, for libgpk_mpi (heat_slab.cu). Rows outside are read, never written.
+    long long row_begin, row_end;
 };
 
 template <int T, int Threads> struct PassShared {
@@ -69,8 +72,9 @@ __device__ __forceinline__ void store_level_maxima(const double (&md)[T], double
 
 __device__ __forceinline__ BlockRows block_rows(const Views &g, PassShape shape, int T) {
     const long long N = (long long)g.rows;
-    const long long R0 = 1 + (long long)blockIdx.y * shape.rows_per_block;
-    const long long R1 = R0 + shape.rows_per_block < N + 1 ? R0 + shape.rows_per_block : N + 1;
+    const long long R0 = shape.row_begin + (long long)blockIdx.y * shape.rows_per_block;
+    const long long R1 =
+        R0 + shape.rows_per_block < shape.row_end ? R0 + shape.rows_per_block : shape.row_end;
     const long long L0 = R0 - T > 0 ? R0 - T : 0;
     const long long L1 = R1 - 1 + T < N + 1 ? R1 - 1 + T : N + 1;
     return BlockRows{L0, (int)(L1 - L0 + 1), (int)(1 - L0), (int)(N - 1), (int)(R0 - L0), (int)(R1 - R0)};

@@ -53,11 +53,6 @@ struct DeviceState {
     int redo_dst;    // view it writes
 };
 
-// Min, max and sum over the interior of one grid.
-struct GridStats {
-    double tmin, tmax, sum;
-};
-
 // One iteration's value of a cell. `ns` = north + south, `h` = west + east of the cell's row, `hn`/`hs` the
 // same sums of the rows above and below. Explicit rounding intrinsics fix the arithmetic (no contraction
 // left to the compiler), so that every kernel computing a cell gets the same bits.
@@ -135,72 +130,44 @@ __global__ void __launch_bounds__(Threads)
     }
 }
 
-// Min, max and sum of the interior of the newest grid: block b takes rows b, b + gridDim.x, ...; thread t
-// columns t, t + Threads, ... Fixed assignment and fixed reduction trees make the sum deterministic.
+// Min, max and sum of each of rows first_row .. first_row + count - 1 of the newest grid, a warp per row:
+// lane l adds columns l, l + 32, ... in order, then a fixed butterfly combines the lanes (each addition
+// commutes, so every lane ends with the same bits). A row's sum therefore does not depend on the grid or
+// slab it lies in, and the host adds the rows in order (heat_mean): any split of the grid into row blocks
+// gives the same mean. Launched through heat_pass.cu only (one instantiation in the library).
 template <int Threads>
 __global__ void __launch_bounds__(Threads)
-    stats_kernel(Views g, const DeviceState *state, bool skip_if_converged, GridStats *partials) {
-    __shared__ GridStats scratch[Threads];
+    row_stats_kernel(Views g, const DeviceState *state, bool skip_if_converged, size_t first_row,
+                     size_t count, double *row_min, double *row_max, double *row_sum) {
     if (skip_if_converged && state->converged) return;
     const GridView cells = g.v[state->buffer];
-    GridStats s{INFINITY, -INFINITY, 0.0};
-    for (size_t i = blockIdx.x + 1; i <= g.rows; i += gridDim.x) {
-        const double *row = cells.row((long long)i);
-        double row_sum = 0.0;
-        for (size_t j = threadIdx.x; j < g.cols; j += Threads) {
-            double v = row[j];
-            s.tmin = fmin(s.tmin, v);
-            s.tmax = fmax(s.tmax, v);
-            row_sum += v;
+    const int lane = threadIdx.x % 32;
+    const size_t warps = (size_t)gridDim.x * (Threads / 32);
+    for (size_t r = (size_t)blockIdx.x * (Threads / 32) + threadIdx.x / 32; r < count; r += warps) {
+        const double *row = cells.row((long long)(first_row + r));
+        double sum = 0.0, mn = INFINITY, mx = -INFINITY;
+        for (size_t j = lane; j < g.cols; j += 32) {
+            const double v = row[j];
+            sum = __dadd_rn(sum, v);
+            mn = fmin(mn, v);
+            mx = fmax(mx, v);
         }
-        s.sum += row_sum;
-    }
-    scratch[threadIdx.x] = s;
-    __syncthreads();
-    for (int half = Threads / 2; half > 0; half /= 2) {
-        if (threadIdx.x < half) {
-            GridStats o = scratch[threadIdx.x + half];
-            GridStats &m = scratch[threadIdx.x];
-            m.tmin = fmin(m.tmin, o.tmin);
-            m.tmax = fmax(m.tmax, o.tmax);
-            m.sum += o.sum;
+        for (int o = 16; o > 0; o /= 2) {
+            sum = __dadd_rn(sum, __shfl_xor_sync(0xffffffffu, sum, o));
+            mn = fmin(mn, __shfl_xor_sync(0xffffffffu, mn, o));
+            mx = fmax(mx, __shfl_xor_sync(0xffffffffu, mx, o));
         }
-        __syncthreads();
-    }
-    if (threadIdx.x == 0) partials[blockIdx.x] = scratch[0];
-}
-
-// Reduces the stats kernel's partials in a fixed order into *out. One block.
-template <int Threads>
-__global__ void __launch_bounds__(Threads)
-    stats_finish_kernel(const GridStats *partials, int nparts, const DeviceState *state,
-                        bool skip_if_converged, GridStats *out) {
-    __shared__ GridStats scratch[Threads];
-    if (skip_if_converged && state->converged) return;
-    GridStats s{INFINITY, -INFINITY, 0.0};
-    for (int p = threadIdx.x; p < nparts; p += Threads) {
-        s.tmin = fmin(s.tmin, partials[p].tmin);
-        s.tmax = fmax(s.tmax, partials[p].tmax);
-        s.sum += partials[p].sum;
-    }
-    scratch[threadIdx.x] = s;
-    __syncthreads();
-    for (int half = Threads / 2; half > 0; half /= 2) {
-        if (threadIdx.x < half) {
-            GridStats o = scratch[threadIdx.x + half];
-            GridStats &m = scratch[threadIdx.x];
-            m.tmin = fmin(m.tmin, o.tmin);
-            m.tmax = fmax(m.tmax, o.tmax);
-            m.sum += o.sum;
+        if (lane == 0) {
+            row_min[r] = mn;
+            row_max[r] = mx;
+            row_sum[r] = sum;
         }
-        __syncthreads();
     }
-    if (threadIdx.x == 0) *out = scratch[0];
 }
 
 // The fixed halo rows of both grids (rows 0 and N+1) from rows 1 and N of view `from`: the caller's tinit
-// in place, or grid 0 holding an upload of it.
-__global__ void halo_rows_kernel(Views g, int from) {
+// in place, or grid 0 holding an upload of it. Internal linkage: this header is included by several files.
+static __global__ void halo_rows_kernel(Views g, int from) {
     const long long N = (long long)g.rows;
     const double *top = g.v[from].row(1), *bottom = g.v[from].row(N);
     for (size_t j = blockIdx.x * (size_t)blockDim.x + threadIdx.x; j < g.cols;

@@ -20,8 +20,12 @@ struct HeatJob {
     void *user_data = nullptr;
     const double *tinit = nullptr;
     const double *conductivity = nullptr;
-    double *tfinal = nullptr;         // may be null
-    gpk_heat_report *final = nullptr; // may be null
+    double *tfinal = nullptr;           // may be null
+    gpk_heat_report *final = nullptr;   // may be null
+    size_t start_iteration = 0;         // < maxiter
+    const double *fixed_rows = nullptr; // 2 * cols, or null: tinit's first and last rows
+    gpk_heat_checkpoint_fn on_checkpoint = nullptr;
+    size_t checkpoint_interval = 0;
 };
 
 struct HistogramJob {
@@ -58,6 +62,13 @@ struct ConvolveJob {
     bool exact_integer = false;
     // Float path precision (ignored on the exact path).
     bool accumulate_f64 = false;
+    // libgpk_mpi only (gpk_internal_convolve): min/max normalisation takes its range from output rows
+    // [range_begin, range_end) alone and hands it to range_fn, which may replace it (with the range all
+    // ranks agree on) before any output is written; a non-zero return stops the call.
+    size_t range_begin = 0, range_end = SIZE_MAX;
+    int (*range_fn)(void *user, unsigned channels, int exact, double *lo, double *hi, long long *ilo,
+                    long long *ihi) = nullptr;
+    void *range_user = nullptr;
 };
 
 } // namespace gpk

@@ -2,6 +2,7 @@
 
 #include "engine/error.hpp"
 
+#include <cmath>
 #include <cstdio>
 
 namespace gpk {
@@ -33,11 +34,21 @@ void invalid_conductivity(size_t k, size_t cols, double v) {
     invalid("conductivity" + cell(k, cols) + " is " + format_value(v) + "; it must lie in [0, 1]");
 }
 
-void check_heat_inputs(const double *tinit, const double *conductivity, size_t rows, size_t cols) {
-    const size_t n = rows * cols;
-    if (size_t k = first_bad_temperature(tinit, n); k < n) invalid_temperature(k, cols, tinit[k]);
+void check_heat_inputs(const double *tinit, const double *conductivity, size_t rows, size_t cols,
+                       size_t first_row) {
+    const size_t n = rows * cols, at = first_row * cols;
+    if (size_t k = first_bad_temperature(tinit, n); k < n) invalid_temperature(at + k, cols, tinit[k]);
     if (size_t k = first_bad_conductivity(conductivity, n); k < n)
-        invalid_conductivity(k, cols, conductivity[k]);
+        invalid_conductivity(at + k, cols, conductivity[k]);
+}
+
+void check_fixed_rows(const double *fixed_rows, size_t cols) {
+    for (size_t k = 0; k < 2 * cols; ++k)
+        if (!std::isfinite(fixed_rows[k]))
+            invalid("params->fixed_rows[" + std::to_string(k) + "] (the fixed row " +
+                    (k < cols ? "above row 0" : "below the last row") + ", column " +
+                    std::to_string(k % cols) + ") is " + format_value(fixed_rows[k]) +
+                    "; temperatures must be finite");
 }
 
 } // namespace gpk

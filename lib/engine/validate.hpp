@@ -10,8 +10,13 @@
 namespace gpk {
 
 // Throws GPK_ERR_INVALID_ARGUMENT naming the first non-finite temperature or the first conductivity
-// outside [0, 1] (or NaN), with its row and column.
-void check_heat_inputs(const double *tinit, const double *conductivity, size_t rows, size_t cols);
+// outside [0, 1] (or NaN), with its row and column. A block of a larger grid (libgpk_mpi) whose first row
+// is row `first_row` of the grid is named by the grid's rows and indices.
+void check_heat_inputs(const double *tinit, const double *conductivity, size_t rows, size_t cols,
+                       size_t first_row = 0);
+
+// Throws GPK_ERR_INVALID_ARGUMENT naming the first non-finite value of the 2 * cols fixed rows.
+void check_fixed_rows(const double *fixed_rows, size_t cols);
 
 // SPEC's rules as tests on the bits of a double, so that loops over them vectorise.
 struct BadTemperature { // infinite and NaN: the values whose exponent bits are all set

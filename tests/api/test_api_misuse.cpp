@@ -4,6 +4,8 @@
 #include "gpk.h"
 
 #include <cmath>
+#include <cstddef>
+#include <cstdlib>
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -95,6 +97,8 @@ void test_heat_misuse(gpk_context *ctx) {
                         GPK_ERR_INVALID_ARGUMENT, what);
     };
     bad([](gpk_heat_params &q) { q.struct_size = sizeof(q) - 8; }, "struct_size");
+    bad([](gpk_heat_params &q) { q.struct_size = offsetof(gpk_heat_params, start_iteration) + 8; },
+        "struct_size");
     bad([](gpk_heat_params &q) { q.rows = 0; }, "rows");
     bad([](gpk_heat_params &q) { q.cols = 0; }, "cols");
     bad([](gpk_heat_params &q) { q.maxiter = 0; }, "maxiter");
@@ -125,6 +129,43 @@ void test_heat_misuse(gpk_context *ctx) {
     // tfinal aliasing an input is rejected.
     EXPECT_REJECTED(ctx, gpk_heat_run(ctx, &p, t.data(), c.data(), t.data(), nullptr),
                     GPK_ERR_INVALID_ARGUMENT, "tfinal");
+}
+
+// A program built against gpk 0.1's header passes the smaller gpk_heat_params (up to user_data): it runs
+// as with the defaults of the fields it lacks, and no byte past its struct is read (the struct is alone in
+// an allocation of its own size, which AddressSanitizer builds check).
+void test_heat_params_first_release(gpk_context *ctx) {
+    struct FirstParams {
+        size_t struct_size, rows, cols, maxiter;
+        double threshold;
+        size_t period;
+        gpk_heat_report_fn on_report;
+        gpk_heat_progress_fn on_progress;
+        size_t progress_interval;
+        void *user_data;
+    };
+    static_assert(sizeof(FirstParams) == offsetof(gpk_heat_params, start_iteration), "first layout");
+    const size_t n = 6, m = 7;
+    std::vector<double> t(n * m), c(n * m), now(n * m), first(n * m);
+    for (size_t k = 0; k < n * m; ++k) {
+        t[k] = double((k * 37) % 11);
+        c[k] = double(k % 5) / 4.0;
+    }
+    gpk_heat_params p;
+    CHECK(gpk_heat_params_init(&p) == GPK_OK);
+    p.rows = n;
+    p.cols = m;
+    p.maxiter = 9;
+    gpk_heat_report want, got;
+    CHECK(gpk_heat_run(ctx, &p, t.data(), c.data(), now.data(), &want) == GPK_OK);
+    auto *old = static_cast<FirstParams *>(std::malloc(sizeof(FirstParams)));
+    std::memcpy(old, &p, sizeof(FirstParams));
+    old->struct_size = sizeof(FirstParams);
+    CHECK(gpk_heat_run(ctx, reinterpret_cast<const gpk_heat_params *>(old), t.data(), c.data(), first.data(),
+                       &got) == GPK_OK);
+    CHECK(got.niter == want.niter && got.tavg == want.tavg && got.maxdiff == want.maxdiff);
+    CHECK(std::memcmp(first.data(), now.data(), n * m * sizeof(double)) == 0);
+    std::free(old);
 }
 
 void test_histogram_misuse(gpk_context *ctx) {
@@ -357,6 +398,7 @@ int main() {
     CHECK_OK(nullptr, gpk_context_create(&ctx, &o));
     if (!ctx) return check::finish("test_api_misuse");
     test_heat_misuse(ctx);
+    test_heat_params_first_release(ctx);
     test_histogram_misuse(ctx);
     test_convolve_misuse(ctx);
     gpk_context_destroy(ctx);

@@ -132,6 +132,7 @@ void section_usage();
 void section_heat_check();
 void section_heat_default();
 void section_heat_interrupt();
+void section_heat_checkpoint();
 void section_images();
 void section_histogram();
 void section_convolve();

@@ -101,4 +101,14 @@ inline Result run(const std::vector<std::string> &argv, const Options &opt = {})
     return r;
 }
 
+// Starts argv with stdout and stderr on /dev/null (in a session of its own when asked, so that it and every
+// process it starts can be told apart) and returns its pid without waiting.
+inline pid_t spawn_quiet(const std::vector<std::string> &argv, bool new_session = false) {
+    pid_t pid = fork();
+    if (pid != 0) return pid;
+    if (new_session) setsid();
+    int devnull = open("/dev/null", O_WRONLY);
+    exec_child(argv, Options{}, devnull, devnull);
+}
+
 } // namespace proc

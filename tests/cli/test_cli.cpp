@@ -71,6 +71,7 @@ int main(int argc, char **argv) {
         {"heat_check", cli::section_heat_check},
         {"heat_default", cli::section_heat_default},
         {"heat_interrupt", cli::section_heat_interrupt},
+        {"heat_checkpoint", cli::section_heat_checkpoint},
         {"images", cli::section_images},
         {"histogram", cli::section_histogram},
         {"convolve", cli::section_convolve},

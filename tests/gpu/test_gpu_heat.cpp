@@ -5,9 +5,10 @@
 // 100000 cells; GPK_TEST_SMALL=1 keeps every path and kernel (several blocks each way) at the fewest
 // cells and iterations, and leaves out pat1, so that compute-sanitizer's racecheck finishes in about a
 // minute. GPK_TEST_ONLY=name,... runs the named groups only (kernels, awkward, convergence, cancellation,
-// placements, memory_kinds, determinism, invalid, out_of_memory, pat1).
+// placements, memory_kinds, determinism, invalid, out_of_memory, checkpoints, pat1).
 #include "check.hpp"
 #include "gpk.h"
+#include "heat_resume.hpp"
 
 #include <cuda_runtime.h>
 
@@ -524,6 +525,35 @@ bool test_pat1(gpk_context *cpu, gpk_context *gpu) {
     return true;
 }
 
+// Checkpoints and resuming (tests/common/heat_resume.hpp): batches and passes end at checkpoints, a
+// resumed run ends bit for bit as the run never stopped, for every pass length and with convergence
+// inside a pass and on a checkpoint iteration.
+void test_checkpoints(gpk_context *cpu, gpk_context *gpu) {
+    const size_t shapes[][2] = {{1, 5}, {7, 13}, {301, 409}};
+    unsigned seed = 500;
+    for (auto nm : shapes) {
+        Problem p = random_problem(nm[0], nm[1], seed++);
+        std::vector<double> md = maxdiffs(cpu, p, 30);
+        std::vector<double> thresholds = {0.0};
+        for (size_t k : {11, 12})
+            if (double t = threshold_for(md, k); t > 0) thresholds.push_back(t);
+        for (double threshold : thresholds)
+            for (size_t interval : {1, 3, 8})
+                heat_resume::check_resume(gpu, {p.n, p.m, 30, threshold, 7}, p.t, p.c, interval,
+                                          std::to_string(p.n) + "x" + std::to_string(p.m) + " threshold " +
+                                              std::to_string(threshold) + " every " +
+                                              std::to_string(interval));
+    }
+    Problem p = random_problem(97, 133, 7);
+    for (const char *levels : {"1", "2", "3"}) {
+        setenv("GPK_TEST_HEAT_PASS_LEVELS", levels, 1);
+        heat_resume::check_resume(gpu, {p.n, p.m, 40, 0.0, 6}, p.t, p.c, 5,
+                                  std::string("pass length ") + levels);
+    }
+    unsetenv("GPK_TEST_HEAT_PASS_LEVELS");
+    heat_resume::check_resume_arguments(gpu);
+}
+
 } // namespace
 
 int main() {
@@ -543,6 +573,7 @@ int main() {
     if (wanted("determinism")) test_determinism(gpu);
     if (wanted("invalid")) test_invalid_device_inputs(gpu);
     if (wanted("out_of_memory")) test_out_of_memory(gpu);
+    if (wanted("checkpoints")) test_checkpoints(cpu, gpu);
     bool pat1 = wanted("pat1") && !small() ? test_pat1(cpu, gpu) : true;
     gpk_context_destroy(cpu);
     gpk_context_destroy(gpu);

@@ -4,6 +4,7 @@
 #include "check.hpp"
 #include "cpu_context.hpp"
 #include "cpu_isa.hpp"
+#include "heat_resume.hpp"
 #include "gpk.h"
 
 #include <cmath>
@@ -557,6 +558,33 @@ void test_out_of_memory(gpk_context *ctx) {
 #endif
 }
 
+// Checkpoints every 1, 3 and 8 iterations on one and two threads, runs that end at maxiter and that
+// converge inside a pass and on a checkpoint iteration; resumed runs end bit for bit as the whole run.
+void test_checkpoints() {
+    std::mt19937_64 rng(99);
+    gpk_context *one = make_context(1), *two = make_context(2);
+    const size_t shapes[][2] = {{1, 5}, {7, 13}, {301, 409}};
+    for (auto shape : shapes) {
+        const size_t n = shape[0], m = shape[1];
+        auto t = random_values(n * m, -100, 100, rng), c = random_values(n * m, 0, 1, rng);
+        RefRun free_run = reference_heat(t, c, n, m, 30, 0.0, 0);
+        std::vector<double> thresholds = {0.0};
+        for (size_t k : {11, 12})
+            if (double threshold = threshold_converging_at(free_run.maxdiffs, k); threshold > 0)
+                thresholds.push_back(threshold);
+        for (double threshold : thresholds) {
+            for (size_t interval : {1, 3, 8})
+                for (gpk_context *ctx : {one, two})
+                    heat_resume::check_resume(ctx, {n, m, 30, threshold, 7}, t, c, interval,
+                                              label(n, m, 30, threshold, 7) + " checkpoint every " +
+                                                  std::to_string(interval));
+        }
+    }
+    heat_resume::check_resume_arguments(one);
+    gpk_context_destroy(one);
+    gpk_context_destroy(two);
+}
+
 } // namespace
 
 int main() {
@@ -571,6 +599,7 @@ int main() {
     test_invalid_data(ctx);
     test_invalid_data_in_bands();
     test_without_tfinal();
+    test_checkpoints();
     test_out_of_memory(ctx);
     bool have_data = test_pat1(ctx);
     gpk_context_destroy(ctx);

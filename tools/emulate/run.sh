@@ -10,7 +10,7 @@ trap 'rm -rf "$work"' EXIT
 python3 "$here/transform.py" "$root/lib" "$work/cuda"
 flags=(-std=c++20 -O1 -ffp-contract=off -pthread -I"$here/include" -I"$work" -I"$root/lib" -I"$root/include"
     -DGPK_BUILDING_LIBRARY)
-g++ "${flags[@]}" -o "$work/heat_check" "$here/heat_check.cpp" "$here/emu.cpp" "$work"/cuda/{heat,device_context,memory,fault}.cpp \
+g++ "${flags[@]}" -o "$work/heat_check" "$here/heat_check.cpp" "$here/emu.cpp" "$work"/cuda/{heat,heat_pass,heat_slab,device_context,memory,fault}.cpp \
     "$root"/lib/engine/{fault,validate}.cpp "$root/lib/engine/thread_pool.cpp"
 g++ "${flags[@]}" -o "$work/fused_check" "$here/fused_check.cpp" "$here/emu.cpp"
 status=0

@@ -54,12 +54,15 @@ class HeatReport_C(Structure):
 
 REPORT_FN = CFUNCTYPE(c_int, POINTER(HeatReport_C), c_int, c_void_p)
 PROGRESS_FN = CFUNCTYPE(c_int, c_size_t, c_double, c_double, c_void_p)
+CHECKPOINT_FN = CFUNCTYPE(c_int, c_size_t, c_double, POINTER(c_double), c_void_p)
 
 
 class HeatParams_C(Structure):
     _fields_ = [("struct_size", c_size_t), ("rows", c_size_t), ("cols", c_size_t), ("maxiter", c_size_t),
                 ("threshold", c_double), ("period", c_size_t), ("on_report", REPORT_FN),
-                ("on_progress", PROGRESS_FN), ("progress_interval", c_size_t), ("user_data", c_void_p)]
+                ("on_progress", PROGRESS_FN), ("progress_interval", c_size_t), ("user_data", c_void_p),
+                ("start_iteration", c_size_t), ("fixed_rows", POINTER(c_double)), ("on_checkpoint", CHECKPOINT_FN),
+                ("checkpoint_interval", c_size_t)]
 
 
 class HistogramParams_C(Structure):

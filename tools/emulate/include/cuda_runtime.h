@@ -67,6 +67,7 @@ struct cudaDeviceProp {
 const char *cudaGetErrorName(cudaError_t);
 const char *cudaGetErrorString(cudaError_t);
 cudaError_t cudaGetLastError();
+cudaError_t cudaPeekAtLastError();
 cudaError_t cudaGetDevice(int *);
 cudaError_t cudaSetDevice(int);
 cudaError_t cudaGetDeviceProperties(cudaDeviceProp *, int);

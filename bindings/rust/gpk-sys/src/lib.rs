@@ -115,6 +115,9 @@ pub type gpk_heat_report_fn = Option<
 pub type gpk_heat_progress_fn = Option<
     unsafe extern "C" fn(niter: usize, maxdiff: c_double, time: c_double, user_data: *mut c_void) -> c_int,
 >;
+pub type gpk_heat_checkpoint_fn = Option<
+    unsafe extern "C" fn(niter: usize, maxdiff: c_double, grid: *const c_double, user_data: *mut c_void) -> c_int,
+>;
 
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
@@ -129,6 +132,10 @@ pub struct gpk_heat_params {
     pub on_progress: gpk_heat_progress_fn,
     pub progress_interval: usize,
     pub user_data: *mut c_void,
+    pub start_iteration: usize,
+    pub fixed_rows: *const c_double,
+    pub on_checkpoint: gpk_heat_checkpoint_fn,
+    pub checkpoint_interval: usize,
 }
 
 #[repr(C)]

@@ -86,7 +86,8 @@ fn rust_layout() -> Vec<(String, u64)> {
         gpk_context_options { struct_size, backend, device, stream, threads }
         gpk_heat_report { niter, tmin, tmax, maxdiff, tavg, time }
         gpk_heat_params { struct_size, rows, cols, maxiter, threshold, period, on_report, on_progress,
-                          progress_interval, user_data }
+                          progress_interval, user_data, start_iteration, fixed_rows, on_checkpoint,
+                          checkpoint_interval }
         gpk_histogram_params { struct_size, dtype, width, height, channels, stride, bins, lower, upper, saturate }
         gpk_filter_info { struct_size, separable, kh, kw, sum, integer_taps }
         gpk_image { struct_size, dtype, width, height, channels, stride }

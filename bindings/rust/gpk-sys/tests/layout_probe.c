@@ -91,6 +91,10 @@ static void heat_and_histogram(void) {
     FIELD(gpk_heat_params, on_progress);
     FIELD(gpk_heat_params, progress_interval);
     FIELD(gpk_heat_params, user_data);
+    FIELD(gpk_heat_params, start_iteration);
+    FIELD(gpk_heat_params, fixed_rows);
+    FIELD(gpk_heat_params, on_checkpoint);
+    FIELD(gpk_heat_params, checkpoint_interval);
     SIZE(gpk_histogram_params);
     FIELD(gpk_histogram_params, struct_size);
     FIELD(gpk_histogram_params, dtype);

@@ -1,0 +1,46 @@
+// The CPU heat stencil shared by the whole-grid solver (heat.cpp) and the slabs of libgpk_mpi
+// (heat_slab.cpp): one row's update, one row's statistics, and a band of rows advanced several iterations
+// in one sweep. Every caller computes each cell with the same expression, so results do not depend on how
+// the grid is cut into bands, threads or slabs.
+#pragma once
+
+#include <cstddef>
+
+namespace gpk::cpu {
+
+// Updates one interior row: out[0..m-1] (columns 1..m) from the rows above, at and below (padded rows,
+// column 0 and m+1 are the wrapped halo). With `wrap`, out is a padded row too and its own halo columns
+// (out[-1], out[m]) are wrapped; without, it is an unpadded row. Returns max |out - mid|. Runs the variant
+// of the active instruction set (cpu/isa.hpp).
+double update_row(const double *up, const double *mid, const double *down, const double *cond, double *out,
+                  size_t m, bool wrap);
+
+struct RowStats {
+    double min, max, sum;
+};
+
+// Minimum, maximum and sum of m values; the sum in four fixed lanes combined in a fixed order.
+RowStats row_stats(const double *row, size_t m);
+
+// A grid as a pass sees it: rows 0..rows-1 of `pitch` doubles (halo columns 0 and m+1 included); rows 0
+// and rows-1 keep their values at every level of the pass. Conductivities of grid row j (1..rows-2) are
+// cond[(j-1)*m ..].
+struct PassGrid {
+    const double *src;
+    double *dst;
+    size_t rows, m, pitch;
+    const double *cond;
+};
+
+// Doubles of ring a band pass of up to `levels` iterations needs.
+inline size_t band_ring_doubles(unsigned levels, size_t pitch) {
+    return size_t(3) * (levels > 0 ? levels - 1 : 0) * pitch;
+}
+
+// Advances rows [r0, r1) (within 1..rows-2) from src by `levels` iterations into dst, as a wavefront that
+// keeps the intermediate iterations in `ring` (band_ring_doubles); rows beyond the band are recomputed
+// from src, up to `levels` of them on each side. maxdiff[s] receives the largest |difference| of
+// iteration s+1 over rows [r0, r1).
+void band_pass(const PassGrid &g, size_t r0, size_t r1, unsigned levels, double *ring, double *maxdiff);
+
+} // namespace gpk::cpu

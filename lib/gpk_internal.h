@@ -1,0 +1,76 @@
+/*
+ * gpk_internal.h: entry points that libgpk exports for libgpk_mpi of the same build, and for nothing else.
+ *
+ * NOT API. Not installed; no compatibility between builds. The symbols carry the version node
+ * GPK_INTERNAL_<version> (lib/gpk.map), so a libgpk_mpi cannot load against another build's libgpk.
+ * They expose what a distribution layer above the backends needs and the public API does not: a slab of a
+ * heat grid kept on the backend between passes (lib/engine/heat_slab.hpp), a convolution whose min/max
+ * normalisation takes the range the ranks agree on, and a context's last-error message.
+ */
+#ifndef GPK_INTERNAL_H
+#define GPK_INTERNAL_H
+
+#include "gpk.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Replaces the context's last-error message (libgpk_mpi's failures belong to the context too); with a
+ *  NULL ctx, the thread's context-less message (gpk_context_last_error(NULL)). */
+GPK_API void gpk_internal_set_error(gpk_context *ctx, const char *message);
+
+/** Checks `rows` rows of a heat block whose first row is row `first_row` of the whole grid: temperatures
+ *  finite, conductivities in [0, 1]; messages name the whole grid's rows. */
+GPK_API gpk_status gpk_internal_check_heat_block(gpk_context *ctx, const double *tinit,
+                                                 const double *conductivity, size_t rows, size_t cols,
+                                                 size_t first_row);
+
+typedef struct gpk_internal_heat_slab gpk_internal_heat_slab;
+
+/** Most iterations a slab pass of the context's backend takes (before a slab exists). */
+GPK_API unsigned gpk_internal_heat_slab_levels(const gpk_context *ctx);
+
+/** A slab of rows x cols cells (rows >= 3; host memory, copied), given in up to three consecutive pieces of
+ *  cell_rows[k] rows at cells[k]: rows 0 and rows-1 stay fixed within a pass; the conductivity pieces hold
+ *  rows 1..rows-2. Messages go to ctx, which must outlive the slab. */
+GPK_API gpk_status gpk_internal_heat_slab_create(gpk_internal_heat_slab **out, gpk_context *ctx, size_t rows,
+                                                 size_t cols, const double *const cells[3],
+                                                 const size_t cell_rows[3],
+                                                 const double *const conductivity[3],
+                                                 const size_t conductivity_rows[3]);
+GPK_API void gpk_internal_heat_slab_destroy(gpk_internal_heat_slab *slab);
+
+/** The halo exchange of a pass (engine/heat_slab.hpp, HaloExchange): buffers of depth * cols doubles. */
+typedef void (*gpk_internal_exchange_fn)(void *user, double *const send[2], double *const recv[2]);
+
+/** Advances rows [own_begin, own_end) by `levels` iterations into the other grid; maxdiff[levels]. With
+ *  `exchange`, the exchange is run once while the rows away from the edges compute, and the received rows
+ *  land above (up) and below (down) the own rows of the result; it is run also when the pass fails. */
+GPK_API gpk_status gpk_internal_heat_slab_pass(gpk_internal_heat_slab *slab, unsigned levels,
+                                               size_t own_begin, size_t own_end, size_t depth, int up,
+                                               int down, gpk_internal_exchange_fn exchange, void *user,
+                                               double *maxdiff);
+GPK_API gpk_status gpk_internal_heat_slab_swap(gpk_internal_heat_slab *slab);
+GPK_API gpk_status gpk_internal_heat_slab_read_rows(gpk_internal_heat_slab *slab, size_t first, size_t count,
+                                                    double *out);
+GPK_API gpk_status gpk_internal_heat_slab_row_stats(gpk_internal_heat_slab *slab, size_t first, size_t count,
+                                                    double *mins, double *maxs, double *sums);
+
+/** Receives the per-channel range of the filtered values of a min/max normalisation (lo/hi as doubles,
+ *  ilo/ihi as integers when `exact`) and may replace it; non-zero stops the call (GPK_ERR_CANCELLED). */
+typedef int (*gpk_internal_range_fn)(void *user, unsigned channels, int exact, double *lo, double *hi,
+                                     long long *ilo, long long *ihi);
+
+/** gpk_convolve, except that a min/max normalisation takes its range from output rows
+ *  [range_begin, range_end) only and hands it to range_fn (when not NULL) before any output is written. */
+GPK_API gpk_status gpk_internal_convolve(gpk_context *ctx, const gpk_convolve_params *params,
+                                         const gpk_image *in, const void *in_data, const gpk_image *out,
+                                         void *out_data, size_t range_begin, size_t range_end,
+                                         gpk_internal_range_fn range_fn, void *user);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GPK_INTERNAL_H */

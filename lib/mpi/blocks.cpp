@@ -1,0 +1,39 @@
+// Blocks of rows (blocks.hpp).
+#include "mpi/blocks.hpp"
+
+namespace gpk::mpi {
+
+Block check_blocks(Team &team, size_t rows, size_t begin, size_t count, const std::string &rows_name) {
+    Block b;
+    b.begin = begin;
+    b.count = count;
+    std::vector<uint64_t> begins = team.gather(begin), counts = team.gather(count);
+    b.begins.assign(begins.begin(), begins.end());
+    b.counts.assign(counts.begin(), counts.end());
+    std::vector<int> empty;
+    for (int r = 0; r < team.size(); ++r)
+        if (b.counts[size_t(r)] == 0) empty.push_back(r);
+    if (!empty.empty())
+        invalid("no rows on rank" + std::string(empty.size() > 1 ? "s " : " ") + rank_list(empty) + ": " +
+                rows_name + " is " + std::to_string(rows) + " and " + std::to_string(team.size()) +
+                " ranks share it; every rank needs at least one row");
+    size_t next = 0;
+    for (int r = 0; r < team.size(); ++r) {
+        if (b.begins[size_t(r)] != next)
+            invalid("the ranks' blocks of rows do not follow each other: rank " + std::to_string(r) +
+                    " starts at row " + std::to_string(b.begins[size_t(r)]) + " but " +
+                    (r ? "rank " + std::to_string(r - 1) + " ends at row " + std::to_string(next)
+                       : std::string("the first block must start at row 0")));
+        if (b.counts[size_t(r)] > rows - next)
+            invalid("rank " + std::to_string(r) + "'s block of rows " + std::to_string(b.begins[size_t(r)]) +
+                    ".." + std::to_string(b.begins[size_t(r)] + b.counts[size_t(r)]) + " goes past " +
+                    rows_name + " (" + std::to_string(rows) + ")");
+        next += b.counts[size_t(r)];
+    }
+    if (next != rows)
+        invalid("the ranks' blocks end at row " + std::to_string(next) + " but " + rows_name + " is " +
+                std::to_string(rows));
+    return b;
+}
+
+} // namespace gpk::mpi

@@ -1,0 +1,70 @@
+// gpk_mpi_histogram: every rank counts its own data with its backend, without saturation; the counts are
+// summed exactly (64-bit integers) to the root or to every rank, and saturation then clamps the sums, as
+// gpk_histogram clamps its exact counts.
+#include "mpi/histogram.hpp"
+
+#include "engine/arguments.hpp"
+#include "gpk_mpi.h"
+
+#include <algorithm>
+#include <climits>
+#include <string>
+#include <vector>
+
+namespace gpk::mpi {
+namespace {
+
+// Sums `count` values over the ranks into `root`'s (or everyone's) buffer, in pieces MPI's int counts take.
+void sum_counts(Team &team, int root, uint64_t *values, size_t count) {
+    constexpr size_t kPiece = size_t(1) << 30;
+    for (size_t at = 0; at < count; at += kPiece) {
+        const int n = int(std::min(kPiece, count - at));
+        if (root == GPK_MPI_ALL_RANKS)
+            MPI_Allreduce(MPI_IN_PLACE, values + at, n, MPI_UINT64_T, MPI_SUM, team.comm());
+        else
+            MPI_Reduce(team.rank() == root ? MPI_IN_PLACE : values + at, values + at, n, MPI_UINT64_T,
+                       MPI_SUM, root, team.comm());
+    }
+}
+
+} // namespace
+
+void histogram(Team &team, gpk_context *ctx, int root, const gpk_histogram_params *params, const void *data,
+               uint64_t *hist, uint64_t *uncounted) {
+    const bool receives = root == GPK_MPI_ALL_RANKS || root == team.rank();
+    team.step([&] {
+        require(ctx, "ctx");
+        require(params, "params");
+        check_struct_size(params, "params");
+        if (root != GPK_MPI_ALL_RANKS && (root < 0 || root >= team.size()))
+            invalid("root is " + std::to_string(root) + "; expected a rank from 0 to " +
+                    std::to_string(team.size() - 1) + " or GPK_MPI_ALL_RANKS");
+        if (receives && !hist) invalid("hist is NULL on the rank that receives the counts");
+        if (params->channels < 1 || params->channels > 4)
+            invalid("params->channels is " + std::to_string(params->channels) + "; it must be 1, 2, 3 or 4");
+        if (params->bins == 0 || params->bins > (size_t(1) << 40))
+            invalid("params->bins is " + std::to_string(params->bins) + "; it must be in 1..2^40");
+    });
+    const gpk_histogram_params &p = *params;
+    team.check_same({field("root", uint64_t(int64_t(root))), field("params->dtype", uint64_t(p.dtype)),
+                     field("params->channels", uint64_t(p.channels)), field("params->bins", uint64_t(p.bins)),
+                     field("params->lower", p.lower), field("params->upper", p.upper),
+                     field("params->saturate", uint64_t(p.saturate))});
+    const size_t cells = size_t(p.channels) * p.bins;
+    std::vector<uint64_t> counts;
+    team.step([&] {
+        counts.resize(cells + p.channels);
+        gpk_histogram_params local = p;
+        local.saturate = 0; // clamp the sums, not the parts
+        gpk_status s = gpk_histogram(ctx, &local, data, counts.data(), counts.data() + cells);
+        if (s != GPK_OK) throw Error(s, gpk_context_last_error(ctx));
+    });
+    sum_counts(team, root, counts.data(), counts.size());
+    if (!receives) return;
+    if (p.saturate > 0)
+        for (size_t k = 0; k < cells; ++k) counts[k] = std::min(counts[k], p.saturate);
+    std::copy_n(counts.data(), cells, hist);
+    if (uncounted) std::copy_n(counts.data() + cells, p.channels, uncounted);
+}
+
+} // namespace gpk::mpi

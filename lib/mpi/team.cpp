@@ -1,0 +1,110 @@
+// Agreement between the ranks of a libgpk_mpi call (team.hpp).
+#include "mpi/team.hpp"
+
+#include "engine/validate.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+
+namespace gpk::mpi {
+
+Outcome outcome_of(gpk_status status, const gpk_context *ctx) {
+    if (status == GPK_OK) return {};
+    return {status, gpk_context_last_error(ctx)};
+}
+
+Field field(const std::string &name, uint64_t value) {
+    return Field{name, value, false};
+}
+
+Field field(const std::string &name, double value) {
+    uint64_t bits;
+    std::memcpy(&bits, &value, sizeof bits);
+    return Field{name, bits, true};
+}
+
+Team::Team(MPI_Comm comm) {
+    int initialized = 0, finalized = 0;
+    MPI_Initialized(&initialized);
+    MPI_Finalized(&finalized);
+    if (!initialized || finalized) invalid("MPI is not initialised (call MPI_Init first)");
+    if (comm == MPI_COMM_NULL) invalid("comm is MPI_COMM_NULL");
+    MPI_Comm_dup(comm, &comm_);
+    MPI_Comm_rank(comm_, &rank_);
+    MPI_Comm_size(comm_, &size_);
+}
+
+Team::~Team() {
+    if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
+}
+
+void Team::agree(const Outcome &mine) {
+    int first = mine.failed() ? rank_ : size_;
+    MPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_INT, MPI_MIN, comm_);
+    if (first == size_) return;
+    int status = int(mine.status);
+    std::string message = mine.message;
+    unsigned long long length = message.size();
+    MPI_Bcast(&status, 1, MPI_INT, first, comm_);
+    MPI_Bcast(&length, 1, MPI_UNSIGNED_LONG_LONG, first, comm_);
+    message.resize(size_t(length));
+    MPI_Bcast(&message[0], int(length), MPI_CHAR, first, comm_);
+    if (size_ > 1) message = "rank " + std::to_string(first) + ": " + message;
+    throw Error(gpk_status(status), message);
+}
+
+std::vector<uint64_t> Team::gather(uint64_t mine) {
+    std::vector<uint64_t> all(static_cast<size_t>(size_));
+    MPI_Allgather(&mine, 1, MPI_UINT64_T, all.data(), 1, MPI_UINT64_T, comm_);
+    return all;
+}
+
+std::string rank_list(const std::vector<int> &ranks) {
+    std::string out;
+    size_t groups = 0, i = 0;
+    for (; i < ranks.size() && groups < 6; ++groups) {
+        size_t j = i;
+        while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1) ++j;
+        if (!out.empty()) out += ", ";
+        out += std::to_string(ranks[i]);
+        if (j > i) out += "-" + std::to_string(ranks[j]);
+        i = j + 1;
+    }
+    if (i < ranks.size()) out += " and " + std::to_string(ranks.size() - i) + " more";
+    return out;
+}
+
+namespace {
+
+std::string shown(const Field &f, uint64_t bits) {
+    if (!f.is_double) return std::to_string(bits);
+    double v;
+    std::memcpy(&v, &bits, sizeof v);
+    return format_value(v);
+}
+
+} // namespace
+
+void Team::check_same(const std::vector<Field> &fields) {
+    const size_t n = fields.size();
+    std::vector<uint64_t> mine(n), all(n * size_t(size_));
+    for (size_t k = 0; k < n; ++k) mine[k] = fields[k].bits;
+    MPI_Allgather(mine.data(), int(n), MPI_UINT64_T, all.data(), int(n), MPI_UINT64_T, comm_);
+    for (size_t k = 0; k < n; ++k) {
+        std::map<uint64_t, std::vector<int>> holders; // value -> ranks, in value order (same on every rank)
+        for (int r = 0; r < size_; ++r) holders[all[size_t(r) * n + k]].push_back(r);
+        if (holders.size() < 2) continue;
+        std::vector<std::pair<uint64_t, std::vector<int>>> groups(holders.begin(), holders.end());
+        std::sort(groups.begin(), groups.end(),
+                  [](const auto &a, const auto &b) { return a.second < b.second; });
+        std::string message = fields[k].name + " differs between ranks:";
+        for (size_t g = 0; g < groups.size() && g < 4; ++g)
+            message += std::string(g ? ";" : "") + " " + shown(fields[k], groups[g].first) + " on rank" +
+                       (groups[g].second.size() > 1 ? "s " : " ") + rank_list(groups[g].second);
+        if (groups.size() > 4) message += "; and " + std::to_string(groups.size() - 4) + " other values";
+        invalid(message + "; it must be the same on every rank");
+    }
+}
+
+} // namespace gpk::mpi

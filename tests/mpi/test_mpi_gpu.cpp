@@ -1,0 +1,202 @@
+// libgpk_mpi on CUDA ranks (several may share one GPU): each rank's part equals the single-process CUDA
+// result of the same library, bit for bit, computed by every rank itself on its own context: heat on 4096²
+// (reports, convergence inside a pass, a resumed checkpoint), convolutions (exact u8 min/max, f32 2D and
+// separable with wrap and clamp), histograms (u8, f32, all samples equal); and a kernel launch failing on the
+// last rank in the middle of a heat run, which every rank must return as GPK_ERR_DEVICE. Exits 77 on every
+// rank where no CUDA device is usable. GPK_TEST_MPI_GPU_N overrides the heat grid's side.
+#include "heat_resume.hpp"
+#include "mpi_test.hpp"
+#include "samples.hpp"
+
+#include <memory>
+
+using namespace mpitest;
+
+namespace {
+
+gpk_context *gpu_context() {
+    gpk_context_options o;
+    gpk_context_options_init(&o);
+    o.backend = GPK_BACKEND_CUDA;
+    o.device = GPK_MPI_DEVICE_BY_RANK;
+    gpk_context *ctx = nullptr;
+    gpk_status s = gpk_mpi_context_create(&ctx, MPI_COMM_WORLD, &o);
+    CHECK_MSG(s == GPK_OK, std::string("gpk_mpi_context_create: ") + gpk_context_last_error(nullptr));
+    return ctx;
+}
+
+using heat_resume::Run;
+using heat_resume::Setup;
+
+Run whole(gpk_context *ctx, const Setup &s, const std::vector<double> &t, const std::vector<double> &c) {
+    Run r;
+    r.grid.assign(s.n * s.m, -1.0);
+    gpk_heat_params p = heat_resume::params_of(s, &r.rec);
+    r.status = gpk_heat_run(ctx, &p, t.data(), c.data(), r.grid.data(), &r.final);
+    r.message = gpk_context_last_error(ctx);
+    return r;
+}
+
+Run mine(gpk_context *ctx, const Setup &s, const std::vector<double> &t, const std::vector<double> &c,
+         size_t begin, size_t count, size_t start = 0, const double *fixed = nullptr) {
+    Run r;
+    r.grid.assign(count * s.m, -1.0);
+    gpk_heat_params p = heat_resume::params_of(s, &r.rec);
+    p.start_iteration = start;
+    p.fixed_rows = fixed;
+    r.status = gpk_mpi_heat_run(ctx, MPI_COMM_WORLD, &p, begin, count, t.data() + begin * s.m,
+                                c.data() + begin * s.m, r.grid.data(), &r.final);
+    r.message = gpk_context_last_error(ctx);
+    return r;
+}
+
+void compare(const Run &got, const Run &want, size_t begin, size_t count, size_t m, const std::string &what) {
+    CHECK_MSG(got.status == GPK_OK && want.status == GPK_OK, what + ": " + got.message + want.message);
+    CHECK_MSG(same_bits(got.grid.data(), want.grid.data() + begin * m, count * m * sizeof(double)),
+              what + ": final grid");
+    CHECK_MSG(heat_resume::same_report(got.final, want.final), what + ": final report");
+    CHECK_MSG(heat_resume::same_reports(got.rec.periodic, want.rec.periodic), what + ": periodic reports");
+}
+
+void test_heat(gpk_context *ctx) {
+    const char *side = std::getenv("GPK_TEST_MPI_GPU_N");
+    const size_t n = side ? size_t(std::atoll(side)) : 4096, m = n;
+    auto t = random_values(n * m, -100, 100, 1), c = random_values(n * m, 0, 1, 2);
+    size_t begin, count;
+    block_of(n, false, &begin, &count);
+    const Setup s{n, m, 200, 0.0, 50};
+    const Run want = whole(ctx, s, t, c);
+    compare(mine(ctx, s, t, c, begin, count), want, begin, count, m, "heat " + std::to_string(n));
+    // Convergence at iteration 101, inside a pass.
+    Setup free = s;
+    free.progress = 1;
+    const std::vector<double> md = whole(ctx, free, t, c).rec.progress_maxdiffs;
+    if (md.size() >= 101 && md[100] < md[99]) {
+        Setup conv = s;
+        conv.threshold = 0.5 * (md[100] + md[99]);
+        const Run w = whole(ctx, conv, t, c);
+        CHECK_EQ(w.final.niter, size_t(101));
+        compare(mine(ctx, conv, t, c, begin, count), w, begin, count, m, "heat converging at 101");
+    }
+    // Resumed at 120 from the whole run's grid there, with its fixed rows.
+    Setup first = s;
+    first.maxiter = 120;
+    const Run at = whole(ctx, first, t, c);
+    const std::vector<double> fixed = heat_resume::fixed_rows_of(t, n, m);
+    compare(mine(ctx, s, at.grid, c, begin, count, 120, fixed.data()), want, begin, count, m,
+            "heat resumed at 120");
+    // A launch failing on the last rank in the middle of the run (its 40th): every rank returns the failure.
+    if (rank() == size() - 1) setenv("GPK_TEST_FAULT", "launch:40", 1);
+    Run failed = mine(ctx, s, t, c, begin, count);
+    unsetenv("GPK_TEST_FAULT");
+    CHECK_MSG(failed.status == GPK_ERR_DEVICE &&
+                  (size() == 1 || contains(failed.message, "rank " + std::to_string(size() - 1) + ":")),
+              std::string(gpk_status_string(failed.status)) + ": " + failed.message);
+    compare(mine(ctx, s, t, c, begin, count), want, begin, count, m, "heat after the failure");
+}
+
+struct FilterDeleter {
+    void operator()(gpk_filter *f) const { gpk_filter_destroy(f); }
+};
+
+void test_convolve(gpk_context *ctx) {
+    struct Case {
+        const char *filter;
+        gpk_dtype in, out;
+        gpk_border border;
+        gpk_normalize normalize;
+    };
+    const Case cases[] = {{"lp3", GPK_U8, GPK_U8, GPK_BORDER_CLAMP, GPK_NORMALIZE_MINMAX},
+                          {"smooth5", GPK_U8, GPK_U8, GPK_BORDER_MIRROR, GPK_NORMALIZE_SUM},
+                          {"log9", GPK_F32, GPK_F32, GPK_BORDER_WRAP, GPK_NORMALIZE_NONE},
+                          {"gauss:2", GPK_F32, GPK_F32, GPK_BORDER_REFLECT, GPK_NORMALIZE_MINMAX},
+                          {"box:9", GPK_U8, GPK_F32, GPK_BORDER_WRAP, GPK_NORMALIZE_NONE},
+                          {"lp5", GPK_F64, GPK_F64, GPK_BORDER_ZERO, GPK_NORMALIZE_MINMAX}};
+    const size_t w = 2048, h = 1999;
+    for (const Case &k : cases) {
+        gpk_filter *raw = nullptr;
+        gpk_filter_create_named(&raw, k.filter);
+        std::unique_ptr<gpk_filter, FilterDeleter> f(raw);
+        const size_t in_sample = gpk_dtype_size(k.in), out_sample = gpk_dtype_size(k.out);
+        std::vector<unsigned char> in(w * h * in_sample);
+        std::mt19937_64 rng(7);
+        for (size_t i = 0; i < w * h; ++i)
+            write_sample(k.in, &in[i * in_sample],
+                         k.in == GPK_U8 ? double(rng() % 256) : double(rng() % 1000) / 999 - 0.5);
+        gpk_convolve_params p;
+        gpk_convolve_params_init(&p);
+        p.filter = f.get();
+        p.border = k.border;
+        p.normalize = k.normalize;
+        gpk_image wi, wo;
+        gpk_image_init(&wi, k.in, w, h, 1);
+        gpk_image_init(&wo, k.out, w, h, 1);
+        std::vector<unsigned char> want(w * h * out_sample);
+        CHECK_OK(ctx, gpk_convolve(ctx, &p, &wi, in.data(), &wo, want.data()));
+        size_t begin, count;
+        block_of(h, true, &begin, &count);
+        gpk_image bi = wi, bo = wo;
+        bi.height = bo.height = count;
+        std::vector<unsigned char> got(count * w * out_sample);
+        gpk_status s = gpk_mpi_convolve(ctx, MPI_COMM_WORLD, &p, h, begin, &bi,
+                                        in.data() + begin * w * in_sample, &bo, got.data());
+        const std::string what = std::string("convolve ") + k.filter + " rank " + std::to_string(rank());
+        CHECK_MSG(s == GPK_OK, what + ": " + gpk_context_last_error(ctx));
+        CHECK_MSG(same_bits(got.data(), want.data() + begin * w * out_sample, got.size()),
+                  what + ": output rows");
+    }
+}
+
+void test_histogram(gpk_context *ctx) {
+    const size_t w = 4096, h = 4096;
+    for (int kind = 0; kind < 3; ++kind) {
+        const gpk_dtype dtype = kind == 1 ? GPK_F32 : GPK_U8;
+        const size_t sample = gpk_dtype_size(dtype);
+        std::vector<unsigned char> data(w * h * sample);
+        std::mt19937_64 rng(11);
+        for (size_t i = 0; i < w * h; ++i)
+            write_sample(dtype, &data[i * sample],
+                         kind == 2   ? 77.0
+                         : kind == 1 ? double(rng() % 10000) / 10000
+                                     : double(rng() % 256));
+        gpk_histogram_params p;
+        gpk_histogram_params_init(&p);
+        p.dtype = dtype;
+        p.width = w;
+        p.height = h;
+        if (dtype == GPK_F32) {
+            p.bins = 1000;
+            p.upper = 1;
+        }
+        std::vector<uint64_t> want(p.bins), got(p.bins);
+        CHECK_OK(ctx, gpk_histogram(ctx, &p, data.data(), want.data(), nullptr));
+        size_t begin, count;
+        block_of(h, false, &begin, &count);
+        gpk_histogram_params b = p;
+        b.height = count;
+        gpk_status s = gpk_mpi_histogram(ctx, MPI_COMM_WORLD, GPK_MPI_ALL_RANKS, &b,
+                                         data.data() + begin * w * sample, got.data(), nullptr);
+        CHECK_MSG(s == GPK_OK && got == want,
+                  "histogram " + std::to_string(kind) + ": " + gpk_context_last_error(ctx));
+    }
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+    MPI_Init(&argc, &argv);
+    int devices = 0;
+    if (gpk_device_count(&devices) != GPK_OK || devices == 0) {
+        if (rank() == 0) std::printf("SKIP: no CUDA device\n");
+        MPI_Finalize();
+        return 77;
+    }
+    gpk_context *ctx = gpu_context();
+    if (ctx) {
+        test_heat(ctx);
+        test_convolve(ctx);
+        test_histogram(ctx);
+    }
+    gpk_context_destroy(ctx);
+    return finish("test_mpi_gpu");
+}

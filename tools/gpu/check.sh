@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# The whole tree on the GPU machine, from the repository root, in one call of at most 10 minutes:
+#   build    release, sm_90, MPI and the Python package (the torch venv's python3, which has NumPy, CuPy
+#            and PyTorch, first on PATH), every target (build-check/)
+#   gpu      the Meson suite gpu (every GPU test, the convolution sweep included), one test at a time
+#   others   the suites api, cli, mpi (on CUDA ranks where a device is found) and python, 8 at a time
+#   mpi      tests/mpi/test_mpi_gpu on 2 ranks sharing the GPU, and bench_mpi_heat 16384^2 on 1 and 2 ranks
+#   sanitize compute-sanitizer memcheck, racecheck, initcheck and synccheck on every GPU test program in its
+#            small mode (GPK_TEST_SMALL=1 GPK_TEST_QUICK=1), as time allows
+# Stages are cut to the time left (BUDGET seconds, default 560); logs under $OUT; a summary at the end.
+# STAGES="build gpu others mpi sanitize" picks stages (a warm machine keeps build-check/ between calls).
+set -u -o pipefail
+OUT=${OUT:-check-logs}
+mkdir -p "$OUT"
+export PATH=/opt/torch/.venv/bin:/usr/local/cuda/bin:$PATH
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl_vader_single_copy_mechanism=none
+B=${B:-build-check}
+START=$(date +%s)
+BUDGET=${BUDGET:-560}
+STAGES=${STAGES:-build gpu others mpi sanitize}
+ROWS=()
+row() { ROWS+=("$(printf '%-44s %s' "$1" "$2")"); }
+left() { echo $((BUDGET - ($(date +%s) - START))); }
+want() { [[ " $STAGES " == *" $1 "* ]]; }
+for d in shared/data ../shared/data; do [ -f $d/pat1_100x150.pgm ] && export GPK_TEST_DATA=$(cd $d && pwd) && break; done
+
+# run NAME LIMIT LOG COMMAND...: COMMAND under a time limit cut to the time left, output appended to LOG.
+run() {
+    local name=$1 limit=$2 log=$3
+    shift 3
+    local l=$(left)
+    [ "$l" -lt "$limit" ] && limit=$l
+    if [ "$limit" -le 5 ]; then
+        row "$name" "skipped (no time left)"
+        return 124
+    fi
+    echo "== $name (limit ${limit}s)" >>"$OUT/$log"
+    local t0=$(date +%s)
+    timeout "$limit" "$@" >>"$OUT/$log" 2>&1
+    local rc=$?
+    echo "== $name: exit $rc after $(($(date +%s) - t0)) s" >>"$OUT/$log"
+    row "$name" "exit $rc ($(($(date +%s) - t0)) s)"
+    return $rc
+}
+
+if want build; then
+    [ -d $B ] || meson setup $B -Dgpu_archs=90 -Dbuildtype=release -Dbindings=disabled -Dmpi=enabled \
+        -Dpython=enabled >"$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log"; exit 1; }
+    run build 330 build.log ninja -C $B || { tail -40 "$OUT/build.log"; printf '%s\n' "${ROWS[@]}"; exit 1; }
+fi
+if want gpu; then
+    run "suite gpu" 300 gpu.log meson test -C $B --suite gpu --no-rebuild --num-processes 1 --print-errorlogs
+    cp $B/meson-logs/testlog.txt "$OUT/gpu-testlog.txt" 2>/dev/null
+    grep -E '^ *[0-9]+/[0-9]+ ' "$OUT/gpu.log" | sed 's/^ */  /' | while read -r l; do row "$l" ""; done
+fi
+if want others; then
+    run "suites api cli mpi python" 200 others.log meson test -C $B --suite api --suite cli --suite mpi \
+        --suite python --no-rebuild --num-processes 8 --print-errorlogs
+    grep -E '^(Ok|Fail|Skipped|Timeout):' "$OUT/others.log" | tr '\n' ' ' | while read -r l; do row "  $l" ""; done
+    grep -E '^ *[0-9]+/[0-9]+ .*(FAIL|TIMEOUT|SKIP)' "$OUT/others.log" | sed 's/^ */  /' | while read -r l; do row "$l" ""; done
+fi
+if want mpi; then
+    M="mpirun --allow-run-as-root --oversubscribe"
+    run "test_mpi_gpu -np 2" 120 mpi.log $M -np 2 $B/tests/mpi/test_mpi_gpu
+    for np in 1 2; do run "bench_mpi_heat 16384 -np $np" 120 mpi.log $M -np $np $B/tests/mpi/bench_mpi_heat 16384 100 3; done
+    grep -E '^(one|ranks|plain|halo) ' "$OUT/mpi.log" | while read -r l; do row "  $l" ""; done
+fi
+if want sanitize; then
+    for t in $(ls $B/tests/gpu/ | grep -E '^test_gpu_[a-z_]+$'); do
+        for tool in memcheck initcheck synccheck racecheck; do
+            GPK_TEST_SMALL=1 GPK_TEST_QUICK=1 run "$tool $t" 150 sanitize.log \
+                compute-sanitizer --tool $tool --error-exitcode 3 $B/tests/gpu/$t
+        done
+    done
+fi
+echo
+echo "== summary ($(($(date +%s) - START)) s)"
+printf '%s\n' "${ROWS[@]}"
