@@ -14,6 +14,14 @@ namespace {
 using bench::Row;
 
 constexpr int W = 8192, H = 8192;
+
+// A context without a caller stream: its calls return when done, as a user's plain call does; the table's
+// "API ms" is their wall clock.
+gpk_context *g_sync = nullptr;
+
+template <class Call> double api_ms(Call call) {
+    return bench::median_wall_ms([&](int i) { GK(g_sync, call(i)); }, 30, 3);
+}
 constexpr size_t N = size_t(W) * H;
 
 __device__ __forceinline__ uint64_t mix(uint64_t x) {
@@ -123,6 +131,8 @@ Row box_u8(int k, Images &im, gpk_context *gpu, gpk_context *cpu, cudaStream_t s
     int copies = int(im.u8_in.size());
     float ms = bench::median_ms(
         s, [&](int i) { GK(gpu, gpk_convolve(gpu, &p, &d8, im.u8_in[i % copies], &d8, im.u8_out)); });
+    double api =
+        api_ms([&](int i) { return gpk_convolve(g_sync, &p, &d8, im.u8_in[i % copies], &d8, im.u8_out); });
     std::vector<Npp32s> ki(size_t(k) * k, 1);
     Npp32s *dk;
     CK(cudaMalloc(&dk, ki.size() * 4));
@@ -143,7 +153,8 @@ Row box_u8(int k, Images &im, gpk_context *gpu, gpk_context *cpu, cudaStream_t s
     gpk_filter_destroy(f);
     double gpix = N / ms / 1e6;
     std::string name = "u8 " + std::to_string(k) + "x" + std::to_string(k) + " box, sum, clamp, 8192x8192";
-    return {name, ms, gpix, "GPix/s", 2.0 * N / ms / 1e6 / ceil.copy_gbs, "NPP FilterBorder 8u", peer, agree};
+    return {name, ms,    gpix, "GPix/s", 2.0 * N / ms / 1e6 / ceil.copy_gbs, "NPP FilterBorder 8u",
+            peer, agree, api};
 }
 
 Row box_f32(int k, Images &im, gpk_context *gpu, gpk_context *cpu, cudaStream_t s,
@@ -154,6 +165,7 @@ Row box_f32(int k, Images &im, gpk_context *gpu, gpk_context *cpu, cudaStream_t 
     gpk_convolve_params p = params(f, GPK_NORMALIZE_NONE, GPK_BORDER_CLAMP);
     gpk_image df = image(GPK_F32);
     float ms = bench::median_ms(s, [&](int) { GK(gpu, gpk_convolve(gpu, &p, &df, im.f_in, &df, im.f_out)); });
+    double api = api_ms([&](int) { return gpk_convolve(g_sync, &p, &df, im.f_in, &df, im.f_out); });
     std::vector<Npp32f> kf(size_t(k) * k, 1.0f / (k * k));
     Npp32f *dk;
     CK(cudaMalloc(&dk, kf.size() * 4));
@@ -171,8 +183,8 @@ Row box_f32(int k, Images &im, gpk_context *gpu, gpk_context *cpu, cudaStream_t 
     CK(cudaFree(dk));
     gpk_filter_destroy(f);
     std::string name = "f32 " + std::to_string(k) + "x" + std::to_string(k) + " box, clamp, 8192x8192";
-    return {name, ms,   N / ms / 1e6, "GPix/s", 8.0 * N / ms / 1e6 / ceil.copy_gbs, "NPP FilterBorder 32f",
-            peer, agree};
+    return {name, ms,    N / ms / 1e6, "GPix/s", 8.0 * N / ms / 1e6 / ceil.copy_gbs, "NPP FilterBorder 32f",
+            peer, agree, api};
 }
 
 Row separable_f32(int radius, Images &im, gpk_context *gpu, gpk_context *cpu, cudaStream_t s,
@@ -184,6 +196,12 @@ Row separable_f32(int radius, Images &im, gpk_context *gpu, gpk_context *cpu, cu
     gpk_convolve_params p = params(f, GPK_NORMALIZE_NONE, GPK_BORDER_CLAMP);
     gpk_image df = image(GPK_F32);
     float ms = bench::median_ms(s, [&](int) { GK(gpu, gpk_convolve(gpu, &p, &df, im.f_in, &df, im.f_out)); });
+    double api = api_ms([&](int) { return gpk_convolve(g_sync, &p, &df, im.f_in, &df, im.f_out); });
+    setenv("GPK_TEST_CONV_FUSED", "off", 1); // the two passes through device memory, for comparison
+    float two_pass =
+        bench::median_ms(s, [&](int) { GK(gpu, gpk_convolve(gpu, &p, &df, im.f_in, &df, im.f_out)); });
+    unsetenv("GPK_TEST_CONV_FUSED");
+    std::printf("f32 separable radius %d: fused kernel %.3f ms, two passes %.3f ms\n", radius, ms, two_pass);
     std::vector<Npp32f> kf(k, 1.0f / k);
     Npp32f *dk;
     CK(cudaMalloc(&dk, k * 4));
@@ -211,7 +229,8 @@ Row separable_f32(int radius, Images &im, gpk_context *gpu, gpk_context *cpu, cu
             8.0 * N / ms / 1e6 / ceil.copy_gbs,
             "NPP FilterRow+ColumnBorder 32f",
             peer,
-            agree};
+            agree,
+            api};
 }
 
 // lp3 with min/max normalisation (two passes: fold, then write) against gpk's own plain u8 3x3 lp3.
@@ -227,6 +246,8 @@ Row laplacian_minmax(Images &im, gpk_context *gpu, gpk_context *cpu, cudaStream_
         s, [&](int i) { GK(gpu, gpk_convolve(gpu, &mm, &d8, im.u8_in[i % copies], &d8, im.u8_out)); });
     float base = bench::median_ms(
         s, [&](int i) { GK(gpu, gpk_convolve(gpu, &plain, &d8, im.u8_in[i % copies], &d8, im.u8_peer)); });
+    double api =
+        api_ms([&](int i) { return gpk_convolve(g_sync, &mm, &d8, im.u8_in[i % copies], &d8, im.u8_out); });
     GK(gpu, gpk_convolve(gpu, &mm, &d8, im.u8_in[0], &d8, im.u8_out));
     CK(cudaStreamSynchronize(s));
     std::vector<uint8_t> in = to_host(im.u8_in[0]), on_cpu(N);
@@ -240,7 +261,8 @@ Row laplacian_minmax(Images &im, gpk_context *gpu, gpk_context *cpu, cudaStream_
             2.0 * N / ms / 1e6 / ceil.copy_gbs,
             "gpk u8 lp3, no normalisation",
             base,
-            agree};
+            agree,
+            api};
 }
 
 } // namespace
@@ -259,7 +281,9 @@ int main(int argc, char **argv) {
     CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
     bench::Ceilings ceil = bench::measure_ceilings(s);
     NppStreamContext npp = npp_context(s);
+    bench::print_call_floor();
     gpk_context *gpu = bench::cuda_context(s), *cpu = bench::cpu_context();
+    g_sync = bench::cuda_context(nullptr);
     Images im;
     im.u8_in.resize(3); // 64 MB each: rotated so that no run reads an input the previous one left in L2
     for (size_t i = 0; i < im.u8_in.size(); ++i) {
@@ -284,6 +308,7 @@ int main(int argc, char **argv) {
         for (int r : {8, 32}) rows.push_back(separable_f32(r, im, gpu, cpu, s, npp, ceil));
     if (wanted(argc, argv, "minmax")) rows.push_back(laplacian_minmax(im, gpu, cpu, s, ceil));
     bench::print_table(rows);
+    gpk_context_destroy(g_sync);
     gpk_context_destroy(gpu);
     gpk_context_destroy(cpu);
     return 0;

@@ -2,7 +2,10 @@
 // halo columns wrapped first, a maxdiff reduction, and the host reading maxdiff back every iteration.
 // Prints the median per-iteration time, GCells/s, the effective bandwidth of one pass per iteration (24
 // bytes per cell) as a fraction of the device-to-device ceiling, and the ratio; checks gpk's grid against
-// the peer's after the same iterations.
+// the peer's after the same iterations. Then, per size, each pass kernel of the library (the internal knob
+// GPK_TEST_HEAT_KERNEL) and a call's fixed cost: whole synchronous calls of 1, 2, 8, 50 and 100 iterations
+// through the C API, the cost outside the iterations being T(50) - 50 * (T(100) - T(50)) / 50, with device
+// pointers and (at the smaller size) pageable host pointers.
 #include "gpk.h"
 
 #include <cuda_runtime.h>
@@ -12,6 +15,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <vector>
 
 namespace {
@@ -211,6 +215,41 @@ size_t count_mismatches(gpk_context *ctx, Peer &peer, int n, const double *t, co
     return bad;
 }
 
+// Whole calls of `iters` iterations: the median wall time of `reps` calls (after one warm-up call).
+double call_ms(gpk_context *ctx, int n, size_t iters, const double *t, const double *c, double *out,
+               int reps) {
+    run_gpk(ctx, n, n, iters, t, c, out);
+    std::vector<double> ms;
+    for (int r = 0; r < reps; ++r) ms.push_back(run_gpk(ctx, n, n, iters, t, c, out));
+    return median(ms);
+}
+
+// A call's cost outside its iterations, through the C API, synchronous calls.
+void fixed_cost(gpk_context *ctx, int n, const double *t, const double *c, double *out, const char *where,
+                int reps) {
+    double t1 = call_ms(ctx, n, 1, t, c, out, reps), t2 = call_ms(ctx, n, 2, t, c, out, reps);
+    double t8 = call_ms(ctx, n, 8, t, c, out, reps), t50 = call_ms(ctx, n, 50, t, c, out, reps);
+    double t100 = call_ms(ctx, n, 100, t, c, out, reps);
+    double per_iter = (t100 - t50) / 50, fixed = t50 - 50 * per_iter;
+    std::printf(
+        "heat f64 %5dx%-5d  %-8s call: 1 it %8.3f ms, 2 it %8.3f, 8 it %8.3f, 50 it %8.3f, 100 it %8.3f "
+        "| per iteration %7.4f ms | fixed cost %7.3f ms = %5.2f iterations (target <= 2)\n",
+        n, n, where, t1, t2, t8, t50, t100, per_iter, fixed, fixed / per_iter);
+}
+
+// Each pass kernel the library has (GPK_TEST_HEAT_KERNEL=T/B: up to T iterations a pass, B blocks per SM;
+// 4/4 is the fallback of 128-thread blocks), timed over whole passes: calls of 2T and 2T + ~extra iterations.
+void kernel_sweep(gpk_context *ctx, int n, const double *t, const double *c, double *out, size_t extra) {
+    for (const char *k : {"6/2", "4/2", "7/2", "8/2", "8/1", "12/1", "4/4"}) {
+        const size_t levels = (size_t)std::atoi(k);
+        setenv("GPK_TEST_HEAT_KERNEL", k, 1);
+        double ms = time_gpk(ctx, n, t, c, out, 2 * levels, (extra + levels - 1) / levels * levels, 5);
+        unsetenv("GPK_TEST_HEAT_KERNEL");
+        std::printf("heat f64 %5dx%-5d  kernel %-5s %8.4f ms/iteration %7.1f GCells/s\n", n, n, k, ms,
+                    (double)n * n / (ms * 1e-3) / 1e9);
+    }
+}
+
 void bench_size(gpk_context *ctx, int n, size_t extra, int peer_iters) {
     const size_t cells = (size_t)n * n;
     double *t, *c, *out;
@@ -227,7 +266,7 @@ void bench_size(gpk_context *ctx, int n, size_t extra, int peer_iters) {
         bad = (double)count_mismatches(ctx, peer, n, t, c, out, check_iters);
         peer_ms = time_peer(peer, c, peer_iters);
     }
-    double gpk_ms = time_gpk(ctx, n, t, c, out, 8, extra, 7);
+    double gpk_ms = time_gpk(ctx, n, t, c, out, 12, extra, 7); // whole passes of the default kernel (6)
     auto gcells = [&](double ms) { return (double)cells / (ms * 1e-3) / 1e9; };
     auto fraction = [&](double ms) { return 24.0 * (double)cells / (ms * 1e-3) / 1e9 / kCopyCeilingGBs; };
     std::printf(
@@ -235,6 +274,35 @@ void bench_size(gpk_context *ctx, int n, size_t extra, int peer_iters) {
         "GCells/s %5.2f | peer/gpk %5.2fx | check: %s\n",
         n, n, gpk_ms, gcells(gpk_ms), fraction(gpk_ms), peer_ms, gcells(peer_ms), fraction(peer_ms),
         peer_ms / gpk_ms, bad == 0 ? "ok" : "MISMATCH");
+    std::fflush(stdout);
+    kernel_sweep(ctx, n, t, c, out, extra);
+    fixed_cost(ctx, n, t, c, out, "device", n > 8192 ? 3 : 7);
+    if (n <= 8192) {
+        std::vector<double> ht(cells), hc(cells), hout(cells);
+        BENCH_CHECK(cudaMemcpy(ht.data(), t, cells * sizeof(double), cudaMemcpyDeviceToHost));
+        BENCH_CHECK(cudaMemcpy(hc.data(), c, cells * sizeof(double), cudaMemcpyDeviceToHost));
+        fixed_cost(ctx, n, ht.data(), hc.data(), hout.data(), "pageable", 3);
+        // What the copies alone cost: tinit and the conductivities up, tfinal down, by cudaMemcpy from and to
+        // the same pageable arrays (medians of 3).
+        auto copy_ms = [&](void *dst, const void *src) {
+            std::vector<double> ms;
+            for (int r = 0; r < 3; ++r) {
+                auto t0 = std::chrono::steady_clock::now();
+                BENCH_CHECK(cudaMemcpy(dst, src, cells * sizeof(double), cudaMemcpyDefault));
+                ms.push_back(
+                    std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+            }
+            return median(ms);
+        };
+        const double up = copy_ms(out, ht.data()), up2 = copy_ms(out, hc.data()),
+                     down = copy_ms(hout.data(), out);
+        const double gb = (double)cells * sizeof(double) / 1e9;
+        std::printf(
+            "heat f64 %5dx%-5d  pageable transfer floor %8.3f ms: 2 uploads %.3f + %.3f ms (%.1f GB/s), "
+            "download %.3f ms (%.1f GB/s)\n",
+            n, n, up + up2 + down, up, up2, 2 * gb / ((up + up2) * 1e-3), down, gb / (down * 1e-3));
+    }
+    std::fflush(stdout);
     cudaFree(t);
     cudaFree(c);
     cudaFree(out);
@@ -243,7 +311,7 @@ void bench_size(gpk_context *ctx, int n, size_t extra, int peer_iters) {
 
 } // namespace
 
-int main() {
+int main(int argc, char **argv) {
     int devices = 0;
     if (gpk_device_count(&devices) != GPK_OK || devices == 0) {
         std::printf("SKIP: no CUDA device\n");
@@ -262,8 +330,22 @@ int main() {
         std::fprintf(stderr, "gpk_context_create: %s\n", gpk_context_last_error(nullptr));
         return 1;
     }
-    bench_size(ctx, 4096, 400, 100);
-    bench_size(ctx, 16384, 40, 20);
+    if (argc >= 3 && std::strcmp(argv[1], "profile") == 0) {
+        // `bench_heat profile N [ITERS]`: one call on an N x N device grid, for a profiler to look at.
+        const int n = std::atoi(argv[2]);
+        const size_t iters = argc >= 4 ? (size_t)std::atoll(argv[3]) : 16, cells = (size_t)n * n;
+        double *t, *c, *out;
+        BENCH_CHECK(cudaMalloc(&t, cells * sizeof(double)));
+        BENCH_CHECK(cudaMalloc(&c, cells * sizeof(double)));
+        BENCH_CHECK(cudaMalloc(&out, cells * sizeof(double)));
+        fill_inputs<<<4096, 256>>>(t, c, cells);
+        BENCH_CHECK(cudaDeviceSynchronize());
+        std::printf("one call, %zu iterations: %.3f ms\n", iters, run_gpk(ctx, n, n, iters, t, c, out));
+        gpk_context_destroy(ctx);
+        return 0;
+    }
+    bench_size(ctx, 4096, 402, 100);
+    bench_size(ctx, 16384, 42, 20);
     gpk_context_destroy(ctx);
     return 0;
 }

@@ -73,7 +73,7 @@ gpk_histogram_params params_for(const Case &c) {
 }
 
 template <class T>
-Row run_device_case(const Case &c, gpk_context *gpu, gpk_context *cpu, cudaStream_t s,
+Row run_device_case(const Case &c, gpk_context *gpu, gpk_context *sync, gpk_context *cpu, cudaStream_t s,
                     const bench::Ceilings &ceil) {
     size_t elems = c.pitch_elems * (c.rows - 1) + c.width, bytes = elems * sizeof(T);
     int copies = int(std::min<size_t>(4, std::max<size_t>(1, (size_t(256) << 20) / bytes)));
@@ -90,6 +90,9 @@ Row run_device_case(const Case &c, gpk_context *gpu, gpk_context *cpu, cudaStrea
     gpk_histogram_params p = params_for(c);
     float ms = bench::median_ms(
         s, [&](int i) { GK(gpu, gpk_histogram(gpu, &p, bufs[i % copies], hist64, nullptr)); });
+    // The same call through the API as a user makes it: synchronous (no caller stream), wall clock.
+    double api = bench::median_wall_ms(
+        [&](int i) { GK(sync, gpk_histogram(sync, &p, bufs[i % copies], hist64, nullptr)); }, 30, 3);
     CubHistogram<T> cub_hist(c);
     cub_hist.prepare(bufs[0], hist32, s);
     float peer = bench::median_ms(s, [&](int i) { CK(cub_hist.run(bufs[i % copies], hist32, s)); });
@@ -117,7 +120,7 @@ Row run_device_case(const Case &c, gpk_context *gpu, gpk_context *cpu, cudaStrea
     CK(cudaFree(hist32));
     double data_bytes = double(c.width) * c.rows * sizeof(T);
     double gbs = data_bytes / ms / 1e6;
-    return {c.name, ms, gbs, "GB/s", gbs / ceil.read_gbs, "CUB HistogramEven", peer, agreement};
+    return {c.name, ms, gbs, "GB/s", gbs / ceil.read_gbs, "CUB HistogramEven", peer, agreement, api};
 }
 
 // 1 GiB of u8 in host memory: gpk end to end against cudaMemcpy + CUB + copy back (wall clock).
@@ -176,7 +179,9 @@ int main() {
     cudaStream_t s;
     CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
     bench::Ceilings ceil = bench::measure_ceilings(s);
-    gpk_context *gpu = bench::cuda_context(s), *cpu = bench::cpu_context();
+    bench::print_call_floor();
+    gpk_context *gpu = bench::cuda_context(s), *cpu = bench::cpu_context(),
+                *sync = bench::cuda_context(nullptr);
     const size_t gib = size_t(1) << 30, e9 = 1000000000;
     const Case u8_cases[] = {
         {"u8 256 bins, 1 GiB random", false, gib, 1, gib, 256, false, 0},
@@ -189,11 +194,21 @@ int main() {
         {"u32 65536 bins, 1e9 random", true, e9, 1, e9, 65536, false, 0},
     };
     std::vector<Row> rows;
-    for (const Case &c : u8_cases) rows.push_back(run_device_case<uint8_t>(c, gpu, cpu, s, ceil));
-    for (const Case &c : u32_cases) rows.push_back(run_device_case<uint32_t>(c, gpu, cpu, s, ceil));
+    for (const Case &c : u8_cases) rows.push_back(run_device_case<uint8_t>(c, gpu, sync, cpu, s, ceil));
+    for (const Case &c : u32_cases) rows.push_back(run_device_case<uint32_t>(c, gpu, sync, cpu, s, ceil));
+    // The 65536-bin case on the cluster tier, clusters of at most 2 and 4 blocks (the row above: the default,
+    // two windows of the bins, one launch each).
+    for (const char *blocks : {"2", "4"}) {
+        setenv("GPK_TEST_HIST_CLUSTER", blocks, 1);
+        std::string name = std::string("u32 65536 bins, 1e9 random, clusters of <= ") + blocks;
+        Case c{name.c_str(), true, e9, 1, e9, 65536, false, 0};
+        rows.push_back(run_device_case<uint32_t>(c, gpu, sync, cpu, s, ceil));
+        unsetenv("GPK_TEST_HIST_CLUSTER");
+    }
     run_host_cases(cpu, s, ceil, rows);
     bench::print_table(rows);
     gpk_context_destroy(gpu);
+    gpk_context_destroy(sync);
     gpk_context_destroy(cpu);
     CK(cudaStreamDestroy(s));
     return 0;

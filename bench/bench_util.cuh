@@ -122,28 +122,70 @@ inline Ceilings measure_ceilings(cudaStream_t s) {
 
 struct Row {
     std::string name;
-    double gpk_ms;
-    double rate;           // in `unit`
-    std::string unit;      // "GB/s" or "GPix/s"
-    double ceiling_frac;   // of the matching ceiling (bytes moved / ceiling)
-    std::string peer;      // "" when none
-    double peer_ms;        // 0 when none
+    double gpk_ms;       // CUDA events around the call on a caller stream: the device time of the call's work
+    double rate;         // in `unit`
+    std::string unit;    // "GB/s" or "GPix/s"
+    double ceiling_frac; // of the matching ceiling (bytes moved / ceiling)
+    std::string peer;    // "" when none
+    double peer_ms;      // 0 when none
     std::string agreement; // "exact", "max|d|<=1", "relL2 3e-7", "DIFFER"
+    double api_ms = 0;     // wall clock of a synchronous call through the C API on device data (0: not timed)
 };
 
+// "API ms" is the wall clock of a synchronous call through the C API (device pointers, no caller stream),
+// "API - gpk" what the call costs beyond its device work (PERF.md: at most 10 us).
 inline void print_table(const std::vector<Row> &rows) {
-    std::printf("\n| case | gpk ms | gpk rate | of ceiling | peer | peer ms | peer / gpk | results |\n");
-    std::printf("|---|---|---|---|---|---|---|---|\n");
+    std::printf(
+        "\n| case | gpk ms | gpk rate | of ceiling | peer | peer ms | peer / gpk | results | API ms | API - "
+        "gpk us |\n");
+    std::printf("|---|---|---|---|---|---|---|---|---|---|\n");
     for (const Row &r : rows) {
-        char peer_ms[32] = "-", ratio[32] = "-";
+        char peer_ms[32] = "-", ratio[32] = "-", api[32] = "-", extra[32] = "-";
         if (r.peer_ms > 0) {
             std::snprintf(peer_ms, sizeof peer_ms, "%.3f", r.peer_ms);
             std::snprintf(ratio, sizeof ratio, "%.2fx", r.peer_ms / r.gpk_ms);
         }
-        std::printf("| %s | %.3f | %.1f %s | %.0f%% | %s | %s | %s | %s |\n", r.name.c_str(), r.gpk_ms,
-                    r.rate, r.unit.c_str(), 100 * r.ceiling_frac, r.peer.empty() ? "-" : r.peer.c_str(),
-                    peer_ms, ratio, r.agreement.c_str());
+        if (r.api_ms > 0) {
+            std::snprintf(api, sizeof api, "%.3f", r.api_ms);
+            std::snprintf(extra, sizeof extra, "%.1f", 1e3 * (r.api_ms - r.gpk_ms));
+        }
+        std::printf("| %s | %.3f | %.1f %s | %.0f%% | %s | %s | %s | %s | %s | %s |\n", r.name.c_str(),
+                    r.gpk_ms, r.rate, r.unit.c_str(), 100 * r.ceiling_frac,
+                    r.peer.empty() ? "-" : r.peer.c_str(), peer_ms, ratio, r.agreement.c_str(), api, extra);
     }
+}
+
+__global__ void empty_kernel() {}
+
+// What any synchronous call on device data costs at least on this machine: an empty kernel launched and
+// waited for (wall clock), and one cudaPointerGetAttributes on device and on pageable memory.
+inline void print_call_floor() {
+    cudaStream_t s;
+    CK(cudaStreamCreate(&s));
+    double launch_sync = median_wall_ms(
+        [&](int) {
+            empty_kernel<<<1, 32, 0, s>>>();
+            CK(cudaStreamSynchronize(s));
+        },
+        200, 20);
+    void *dev = nullptr;
+    CK(cudaMalloc(&dev, 1 << 20));
+    std::vector<char> host(1 << 20);
+    auto query_us = [&](void *p) { // the wall milliseconds of 1000 queries are microseconds per query
+        return median_wall_ms(
+            [&](int) {
+                cudaPointerAttributes a;
+                for (int i = 0; i < 1000; ++i) CK(cudaPointerGetAttributes(&a, p));
+            },
+            9, 1);
+    };
+    double q_dev = query_us(dev), q_host = query_us(host.data());
+    std::printf(
+        "call floor: empty kernel + stream sync %.1f us (wall); cudaPointerGetAttributes %.2f us on device "
+        "memory, %.2f us on pageable memory\n",
+        1e3 * launch_sync, q_dev, q_host);
+    CK(cudaFree(dev));
+    CK(cudaStreamDestroy(s));
 }
 
 inline void print_device() {

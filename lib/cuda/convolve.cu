@@ -232,8 +232,13 @@ void run_pass(DeviceContext &ctx, const ConvolveJob &job, const ConvPlan &p, con
         a.out.partials = static_cast<unsigned long long *>(lane.partials.get());
         unsigned blocks = 0;
         if (p.separable) {
-            if (!reuse_mid) conv::launch_row_pass(a, int(rows + p.kh - 1), lane.mid.get(), ctx.limits(), s);
-            blocks = conv::launch_column_pass(a, lane.mid.get(), ctx.limits(), s);
+            // The fused kernel keeps the row pass on chip; the min/max passes keep the two (the write pass
+            // of a single band reuses the fold pass's intermediate).
+            if (reuse_mid || reduce || !conv::launch_fused_separable(ctx, a, s)) {
+                if (!reuse_mid)
+                    conv::launch_row_pass(a, int(rows + p.kh - 1), lane.mid.get(), ctx.limits(), s);
+                blocks = conv::launch_column_pass(a, lane.mid.get(), ctx.limits(), s);
+            }
         } else {
             blocks = conv::launch_conv2d(a, ctx.limits(), s);
         }

@@ -43,6 +43,9 @@ unsigned launch_conv2d(const PassArgs &a, const DeviceLimits &lim, cudaStream_t 
 void launch_row_pass(const PassArgs &a, int mid_rows, void *mid, const DeviceLimits &lim, cudaStream_t s);
 // Column pass over `mid` (out_rows + kh - 1 rows), written or folded through a.out; returns the blocks.
 unsigned launch_column_pass(const PassArgs &a, const void *mid, const DeviceLimits &lim, cudaStream_t s);
+// Both passes of a separable filter in one kernel (convolve_fused.cuh) where it applies (single-channel
+// f32 with f32 sums, a square filter of a built size, outputs written); false where it does not.
+bool launch_fused_separable(DeviceContext &ctx, const PassArgs &a, cudaStream_t s);
 
 // Raises a kernel's dynamic shared memory limit where `bytes` needs it; GPK_ERR_UNSUPPORTED beyond the
 // device.

@@ -33,7 +33,7 @@ public:
 
     void heat_run(const HeatJob &job) override {
         DeviceScope scope(device_);
-        cuda::heat_run(job, ctx_->main());
+        cuda::heat_run(*ctx_, job);
     }
 
     void histogram(const HistogramJob &job) override {
@@ -46,7 +46,7 @@ public:
         convolve_run(*ctx_, job);
     }
 
-    unsigned heat_slab_levels() const override { return cuda::heat_slab_levels(); }
+    unsigned heat_slab_levels() const override { return cuda::heat_slab_levels(*ctx_); }
 
     std::unique_ptr<HeatSlab> heat_slab(const HeatSlabJob &job) override {
         DeviceScope scope(device_);

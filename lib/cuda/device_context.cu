@@ -7,14 +7,15 @@
 namespace gpk::cuda {
 namespace {
 
-// GPK_TEST_DEVICE_MEMORY_LIMIT: bytes (a plain decimal number); unset, empty or 0 = no limit.
-size_t memory_limit_knob() {
-    const char *text = std::getenv("GPK_TEST_DEVICE_MEMORY_LIMIT");
+// A byte count from an internal knob (a plain decimal number); unset, empty or 0 = none. Knobs:
+// GPK_TEST_DEVICE_MEMORY_LIMIT (the device's free memory), GPK_TEST_SHARED_LIMIT (shared memory a block may
+// have, below the device's own limit).
+size_t byte_knob(const char *name) {
+    const char *text = std::getenv(name);
     if (!text || !*text) return 0;
     char *end = nullptr;
     unsigned long long v = std::strtoull(text, &end, 10);
-    if (*end != '\0')
-        invalid(std::string("GPK_TEST_DEVICE_MEMORY_LIMIT is \"") + text + "\"; expected a byte count");
+    if (*end != '\0') invalid(std::string(name) + " is \"" + text + "\"; expected a byte count");
     return size_t(v);
 }
 
@@ -81,6 +82,30 @@ void DeviceContext::release_lane_buffers() {
     }
 }
 
+int DeviceContext::resident_blocks(const void *kernel, int threads, size_t smem) {
+    const Occupancy *found = nullptr;
+    for (const Occupancy &o : occupancy_)
+        if (o.kernel == kernel && o.threads == threads && o.smem == smem) found = &o;
+    if (!found) {
+        // The kernel's own (static) shared memory counts against the same per-block limit, and its dynamic
+        // limit starts at 48 KiB less that: a kernel asking for exactly 48 KiB needs the limit raised too.
+        cudaFuncAttributes a{};
+        check(cudaFuncGetAttributes(&a, kernel), "cudaFuncGetAttributes");
+        Occupancy o{kernel, threads, smem, 0, smem + a.sharedSizeBytes};
+        if (o.block_smem <= limits_.smem_per_block_optin) {
+            if (smem > size_t(a.maxDynamicSharedSizeBytes))
+                check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)),
+                      "cudaFuncSetAttribute (dynamic shared memory)");
+            check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&o.blocks, kernel, threads, smem),
+                  "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
+        }
+        occupancy_.push_back(o);
+        found = &occupancy_.back();
+    }
+    const size_t knob = byte_knob("GPK_TEST_SHARED_LIMIT");
+    return knob && found->block_smem > knob ? 0 : found->blocks;
+}
+
 size_t DeviceContext::held_bytes() const {
     size_t held = 0;
     for (auto &l : lanes_)
@@ -94,7 +119,7 @@ size_t DeviceContext::memory_budget() {
     check(cudaMemGetInfo(&free_b, &total_b), "cudaMemGetInfo");
     size_t avail = free_b + held_bytes();
     avail -= std::min(avail / 8, size_t(512) << 20); // room for the runtime and for other users
-    size_t knob = memory_limit_knob();
+    size_t knob = byte_knob("GPK_TEST_DEVICE_MEMORY_LIMIT");
     return knob ? std::min(avail, knob) : avail;
 }
 

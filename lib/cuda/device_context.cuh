@@ -6,7 +6,9 @@
 #include "cuda/memory.cuh"
 
 #include <array>
+#include <memory>
 #include <cstddef>
+#include <vector>
 
 namespace gpk::cuda {
 
@@ -31,6 +33,31 @@ struct Lane {
 
 // Device buffers that live outside the lanes.
 enum class Scratch { counts, results, minmax, count_ };
+
+// What the heat solver keeps between calls: its grids (and a copy of host conductivities), its small
+// device work area, pinned room for what it reads back, and the last pass plan. Not counted in
+// memory_budget(): other operations do not take this memory back.
+struct HeatBuffers {
+    DeviceBuffer grids, cond, work;
+    PinnedBuffer host;
+    // The plan of the last call: block height and grid for this many rows, columns and pass kernel.
+    struct Plan {
+        size_t rows = 0, cols = 0;
+        const void *kernel = nullptr;
+        int per_sm = 0; // blocks of it resident per SM
+        int rows_per_block = 0;
+        unsigned grid_x = 0, grid_y = 0;
+    } plan;
+    size_t held() const { return grids.capacity() + cond.capacity() + work.capacity(); }
+    // Recorded after each of the (at most two) batches in flight; made on first use.
+    Event &batch_done(int slot) {
+        if (!done_[slot]) done_[slot] = std::make_unique<Event>();
+        return *done_[slot];
+    }
+
+private:
+    std::unique_ptr<Event> done_[2];
+};
 
 // Facts about the device that sizing decisions need.
 struct DeviceLimits {
@@ -76,6 +103,15 @@ public:
 
     ThreadPool &threads() { return threads_; }
 
+    HeatBuffers &heat() { return heat_; }
+
+    // Blocks of `kernel` resident on one SM with `threads` threads and `smem` bytes of dynamic shared
+    // memory, the kernel's dynamic shared-memory limit raised first where smem needs it; 0 where the block
+    // cannot run at all (its static and dynamic shared memory over the device's limit per block, or over
+    // GPK_TEST_SHARED_LIMIT; or its registers): callers then take another kernel. Asked of CUDA once per
+    // kernel and shape on this context, then remembered (a call on small data must not pay for it).
+    int resident_blocks(const void *kernel, int threads, size_t smem);
+
 private:
     size_t held_bytes() const;
 
@@ -87,6 +123,15 @@ private:
     std::array<Lane, kLanes> lanes_;
     std::array<DeviceBuffer, size_t(Scratch::count_)> scratch_;
     ThreadPool threads_;
+    HeatBuffers heat_;
+    struct Occupancy {
+        const void *kernel;
+        int threads;
+        size_t smem;
+        int blocks;
+        size_t block_smem; // static + dynamic shared memory of a block
+    };
+    std::vector<Occupancy> occupancy_;
 };
 
 // Makes `device` current for a scope and restores the previous device after.

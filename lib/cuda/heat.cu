@@ -1,9 +1,13 @@
-// The CUDA heat solver: buffers, input checks, and the iteration loop that enqueues batches of iterations
-// and reads the device state back once per batch (never once per iteration). Kernels: heat_kernels.cuh.
+// The CUDA heat solver: buffers (kept on the context between calls), the pass plan, and the iteration loop
+// that enqueues batches of passes and reads the device state back once per batch (never once per
+// iteration). What a call costs beside its iterations is kept small: device inputs are read in place by
+// the first pass, which also checks them; the pass that ends the run writes a device tfinal directly; no
+// allocation once the context holds buffers of the size. A resumed run (job.start_iteration, job.fixed_rows)
+// counts its iterations on from the checkpoint; batches and passes end at checkpoints, and no batch is
+// enqueued past one. Kernels: heat_kernels.cuh, heat_blocked.cuh, launched through heat_pass.cu (which
+// libgpk_mpi's slabs share, heat_slab.cu).
 #include "cuda/heat.cuh"
 
-#include "cuda/check.cuh"
-#include "cuda/heat_blocked.cuh"
 #include "cuda/heat_kernels.cuh"
 #include "cuda/heat_pass.cuh"
 #include "cuda/pointer.cuh"
@@ -12,9 +16,10 @@
 #include "engine/validate.hpp"
 
 #include <algorithm>
-#include <cstdint>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <memory>
 #include <new>
@@ -25,63 +30,27 @@ namespace gpk::cuda {
 namespace {
 
 using heat::DeviceState;
-using heat::Grids;
+using heat::PassChoice;
+using heat::PassKernel;
 using heat::PassShape;
+using heat::Views;
 
-using heat::kMaxLevels;
-using heat::kPassShared;
-using heat::kPassThreads;
-using heat::pass_kernel_;
 constexpr int kFinishThreads = 256;
-constexpr int kStatsThreads = 256;
-constexpr int kStatsBlocks = 2048; // at most; each row's sum is the same whatever the count
 constexpr unsigned kLogCapacity = 4096;
 constexpr size_t kMaxBatch = 1024; // iterations enqueued before the host looks at the state
 
-struct DeviceFree {
-    void operator()(void *p) const { cudaFree(p); }
-};
-struct PinnedFree {
-    void operator()(void *p) const { cudaFreeHost(p); }
-};
-template <class T> using DeviceArray = std::unique_ptr<T[], DeviceFree>;
-template <class T> using PinnedArray = std::unique_ptr<T[], PinnedFree>;
-
-template <class T> DeviceArray<T> device_alloc(size_t n, const char *what) {
-    void *p = nullptr;
-    cudaError_t e =
-        fault::inject(fault::Point::alloc) ? cudaErrorMemoryAllocation : cudaMalloc(&p, n * sizeof(T));
-    if (e == cudaErrorMemoryAllocation) {
-        cudaGetLastError();
-        fail(GPK_ERR_OUT_OF_MEMORY, std::string("heat: cudaMalloc of ") + std::to_string(n * sizeof(T)) +
-                                        " bytes for " + what + " failed");
-    }
-    check(e, "cudaMalloc");
-    return DeviceArray<T>(static_cast<T *>(p));
-}
-
-template <class T> PinnedArray<T> pinned_alloc(size_t n) {
-    void *p = nullptr;
-    cudaError_t e =
-        fault::inject(fault::Point::alloc) ? cudaErrorMemoryAllocation : cudaMallocHost(&p, n * sizeof(T));
-    if (e == cudaErrorMemoryAllocation)
-        fail(GPK_ERR_OUT_OF_MEMORY,
-             "heat: cudaMallocHost of " + std::to_string(n * sizeof(T)) + " bytes failed");
-    check(e, "cudaMallocHost");
-    return PinnedArray<T>(static_cast<T *>(p));
-}
-
-// Free device memory as gpk may use it: cudaMemGetInfo, capped by the test knob
-// GPK_TEST_DEVICE_MEMORY_LIMIT=bytes (NOTES.md, internal knobs).
-size_t usable_device_memory() {
+// Free device memory as the heat solver may use it: cudaMemGetInfo plus what it holds already, capped by
+// the test knob GPK_TEST_DEVICE_MEMORY_LIMIT=bytes (NOTES.md, internal knobs).
+size_t usable_device_memory(size_t held, const char *knob) {
     size_t free_b = 0, total_b = 0;
     check(cudaMemGetInfo(&free_b, &total_b), "cudaMemGetInfo");
-    if (const char *knob = std::getenv("GPK_TEST_DEVICE_MEMORY_LIMIT")) {
+    size_t usable = free_b + held;
+    if (knob) {
         char *end = nullptr;
         unsigned long long limit = std::strtoull(knob, &end, 10);
-        if (end != knob && limit < free_b) free_b = (size_t)limit;
+        if (end != knob && limit < usable) usable = (size_t)limit;
     }
-    return free_b;
+    return usable;
 }
 
 std::string cell_name(const char *array, size_t k, size_t cols) {
@@ -89,87 +58,147 @@ std::string cell_name(const char *array, size_t k, size_t cols) {
            std::to_string(k % cols) + ")";
 }
 
+size_t round_up(size_t n, size_t to) {
+    return (n + to - 1) / to * to;
+}
+
+// The device work area: the state, the maxdiff log, per-block maxima and the rows' statistics (min, max and
+// sum of each row, N each); and its pinned mirror for what the host reads back (two state slots: two
+// batches may be in flight). The state comes first in both, so that one copy starts a run.
+struct WorkLayout {
+    static constexpr size_t state = 0, log = 512;
+    size_t level_partials, row_stats, bytes;
+    WorkLayout(size_t level_parts, size_t rows) {
+        level_partials = log + round_up(kLogCapacity * sizeof(double), 256);
+        row_stats = level_partials + round_up(level_parts * sizeof(double), 256);
+        bytes = row_stats + round_up(3 * rows * sizeof(double), 256);
+    }
+};
+constexpr size_t kHostState[2] = {0, 128}, kHostLog = 512;
+constexpr size_t kHostRowStats = kHostLog + kLogCapacity * sizeof(double);
+static_assert(sizeof(DeviceState) <= 128, "work area layout");
+
 class HeatRun {
 public:
-    HeatRun(const HeatJob &job, cudaStream_t stream) : job_(job), stream_(stream) {}
+    HeatRun(DeviceContext &ctx, const HeatJob &job) : ctx_(ctx), job_(job), stream_(ctx.main()) {}
     void run();
 
 private:
+    void plan_passes();
     void allocate();
     void upload();
-    void check_device_inputs();
-    void plan_passes();
-    void enqueue_pass(int levels);
-    void enqueue_iterations(size_t count);
+    void enqueue_pass(int levels, bool checking, bool to_final);
+    void enqueue_iterations(size_t count, bool first_batch, bool ends_run);
     void enqueue_stats(bool periodic);
-    void read_state();
+    void enqueue_readback(int slot, size_t begin, size_t end);
+    bool callback_due(size_t it) const;
+    void report_bad_inputs(const DeviceState &st) const;
     size_t batch_end(size_t done, size_t batch) const;
-    const char *deliver_callbacks(size_t done, size_t last, bool converged);
-    bool checkpoint(size_t iter, double maxdiff);
+    const char *deliver_callbacks(size_t done, size_t last, const DeviceState &st);
+    bool checkpoint(size_t iter, double maxdiff, int buffer);
     gpk_heat_report report(size_t niter, double maxdiff, double seconds) const;
     double seconds() const;
 
+    DeviceState &host_state(int slot) const {
+        return *reinterpret_cast<DeviceState *>(host_ + kHostState[slot]);
+    }
+    const double *host_row_stats() const { return reinterpret_cast<const double *>(host_ + kHostRowStats); }
+    double host_log(size_t iter) const {
+        return reinterpret_cast<const double *>(host_ + kHostLog)[(iter - 1) % kLogCapacity];
+    }
+    template <class T> T *work(size_t offset) const { return reinterpret_cast<T *>(work_ + offset); }
+
+    DeviceContext &ctx_;
     const HeatJob &job_;
     cudaStream_t stream_;
-    Grids grids_{};
+    PassChoice pass_{};
+    // tinit is read in place where it is device memory and no fixed rows replace its edge rows.
+    bool tinit_on_device_ = false, tinit_in_place_ = false, cond_on_device_ = false, tfinal_direct_ = false;
+    Views views_{};
     const double *cond_ = nullptr;
-    DeviceArray<double> cells_, cond_copy_, level_partials_, log_;
-    DeviceArray<DeviceState> state_;
-    DeviceArray<double> row_stats_; // min, max and sum of each row, N each
-    DeviceArray<unsigned long long> first_bad_;
-    PinnedArray<DeviceState> host_state_;
-    PinnedArray<double> host_row_stats_;
-    PinnedArray<double> host_log_;
-    std::unique_ptr<double[]> checkpoint_; // N*M where checkpoints are asked for
+    char *work_ = nullptr, *host_ = nullptr;
+    size_t level_parts_ = 0;
+    WorkLayout layout_{0, 0};
     dim3 pass_grid_;
     PassShape shape_{};
-    int max_levels_ = kMaxLevels;
-    int stats_blocks_ = 1;
+    std::unique_ptr<double[]> checkpoint_; // N*M where checkpoints are asked for
     std::chrono::steady_clock::time_point start_;
 };
 
+// The pass kernel (heat_pass.cuh: the one chosen, or the first that fits) and the pass geometry: strips of
+// W columns, H rows per block (plan_rows_per_block), remembered on the context for the next call of the
+// same shape.
+void HeatRun::plan_passes() {
+    pass_ = heat::choose_pass_kernel(ctx_);
+    const PassKernel &k = *pass_.kernel;
+    const size_t N = job_.rows, M = job_.cols;
+    const int T = k.levels;
+    shape_.strip = k.threads - 2 * T;
+    shape_.row_begin = 1;
+    shape_.row_end = (long long)N + 1;
+    HeatBuffers::Plan &plan = ctx_.heat().plan;
+    const void *fn = reinterpret_cast<const void *>(k.plain);
+    if (plan.rows != N || plan.cols != M || plan.kernel != fn || plan.per_sm != pass_.per_sm) {
+        const int h = heat::plan_rows_per_block(pass_, N, M, ctx_.limits().multiprocessors);
+        const dim3 grid = heat::pass_grid(PassShape{shape_.strip, h, 0, 0}, M, N);
+        plan = {N, M, fn, pass_.per_sm, h, grid.x, grid.y};
+    }
+    shape_.rows_per_block = plan.rows_per_block;
+    pass_grid_ = dim3(plan.grid_x, plan.grid_y);
+    // GPK_TEST_HEAT_ROWS=H (NOTES.md, internal knobs): H rows per block (at least 2T, at most 65535 blocks
+    // down), so that tests see blocks of every kind (lean steps, several row blocks) on small grids.
+    if (const char *knob = std::getenv("GPK_TEST_HEAT_ROWS")) {
+        const size_t h =
+            std::max<size_t>({(size_t)std::max(0L, std::atol(knob)), 2 * (size_t)T, (N + 65534) / 65535});
+        shape_.rows_per_block = (int)std::min(h, N);
+        pass_grid_.y = (unsigned)((N + shape_.rows_per_block - 1) / shape_.rows_per_block);
+    }
+}
+
+// The context's buffers, grown where this run needs more; the device's free memory is asked only then
+// (or when the test knob caps it).
 void HeatRun::allocate() {
     const size_t N = job_.rows, M = job_.cols;
     const size_t pitch = (M + 31) / 32 * 32; // 256-byte rows
-    const bool cond_on_device = on_device(job_.conductivity);
-    plan_passes();
-    const size_t nparts = (size_t)pass_grid_.x * pass_grid_.y * kMaxLevels;
+    HeatBuffers &hb = ctx_.heat();
+    level_parts_ = (size_t)pass_grid_.x * pass_grid_.y * pass_.kernel->levels;
+    layout_ = WorkLayout(level_parts_, N);
     // The C boundary checked that (N+2)*(M+2) fits; the padded rows may not.
     if (N + 2 > SIZE_MAX / (2 * sizeof(double)) / pitch)
         fail(GPK_ERR_OUT_OF_MEMORY, "heat: a " + std::to_string(N) + " x " + std::to_string(M) +
                                         " grid needs more than SIZE_MAX bytes of device memory");
-    size_t grid_bytes = 2 * (N + 2) * pitch * sizeof(double);
-    size_t need = grid_bytes + (cond_on_device ? 0 : N * M * sizeof(double)) + nparts * sizeof(double) +
-                  kLogCapacity * sizeof(double) + 3 * N * sizeof(double) + (1 << 16);
-    size_t usable = usable_device_memory();
-    if (need > usable)
-        fail(GPK_ERR_OUT_OF_MEMORY, "heat: a " + std::to_string(N) + " x " + std::to_string(M) +
-                                        " grid needs " + std::to_string(need) + " bytes of device memory; " +
-                                        std::to_string(usable) + " bytes are free");
-    cells_ = device_alloc<double>(2 * (N + 2) * pitch, "the grids");
-    grids_ = Grids{{cells_.get(), cells_.get() + (N + 2) * pitch}, pitch, N, M};
-    if (!cond_on_device) {
-        cond_copy_ = device_alloc<double>(N * M, "the conductivities");
-        cond_ = cond_copy_.get();
-    } else {
-        cond_ = job_.conductivity;
+    const size_t grid_bytes = 2 * (N + 2) * pitch * sizeof(double);
+    const size_t cond_bytes = cond_on_device_ ? 0 : N * M * sizeof(double);
+    const char *knob = std::getenv("GPK_TEST_DEVICE_MEMORY_LIMIT");
+    if (knob && !*knob) knob = nullptr;
+    const bool grows = grid_bytes > hb.grids.capacity() || cond_bytes > hb.cond.capacity() ||
+                       layout_.bytes > hb.work.capacity();
+    if (grows || knob) {
+        const size_t need = grid_bytes + cond_bytes + layout_.bytes + (1 << 16);
+        size_t usable = usable_device_memory(hb.held(), knob);
+        if (need > usable && !knob) { // band buffers of earlier convolutions and histograms may be in the way
+            ctx_.release_lane_buffers();
+            usable = usable_device_memory(hb.held(), knob);
+        }
+        if (need > usable)
+            fail(GPK_ERR_OUT_OF_MEMORY, "heat: a " + std::to_string(N) + " x " + std::to_string(M) +
+                                            " grid needs " + std::to_string(need) +
+                                            " bytes of device memory; " + std::to_string(usable) +
+                                            " bytes are free");
     }
-    level_partials_ = device_alloc<double>(nparts, "maxdiff partials");
-    log_ = device_alloc<double>(kLogCapacity, "the maxdiff log");
-    // The whole log is copied back after each batch; entries not yet written must not be garbage.
-    check(cudaMemsetAsync(log_.get(), 0, kLogCapacity * sizeof(double), stream_),
-          "cudaMemsetAsync (maxdiff log)");
-    state_ = device_alloc<DeviceState>(1, "the run state");
-    stats_blocks_ = (int)std::min<size_t>((N + kStatsThreads / 32 - 1) / (kStatsThreads / 32), kStatsBlocks);
-    row_stats_ = device_alloc<double>(3 * N, "the rows' statistics");
-    // A periodic report that convergence skips leaves the statistics unwritten, and they are copied back
-    // all the same (the host then ignores them): they must not be garbage either.
-    check(cudaMemsetAsync(row_stats_.get(), 0, 3 * N * sizeof(double), stream_),
-          "cudaMemsetAsync (row statistics)");
-    first_bad_ = device_alloc<unsigned long long>(1, "the input check");
-    host_state_ = pinned_alloc<DeviceState>(1);
-    host_row_stats_ = pinned_alloc<double>(3 * N);
-    host_log_ = pinned_alloc<double>(kLogCapacity);
+    auto *cells = static_cast<double *>(ctx_.grow(hb.grids, grid_bytes));
+    const long long P = (long long)pitch, NN = (long long)N;
+    views_.rows = N;
+    views_.cols = M;
+    views_.v[heat::kGrid0] = {cells + P, P, 0, NN + 1};
+    views_.v[heat::kGrid1] = {cells + (N + 2) * pitch + P, P, 0, NN + 1};
+    // tinit read in place: its halo rows are its edge rows (lo = 1, hi = N), which is what they hold unless
+    // fixed rows replace them; then tinit is copied to grid 0 as host data is.
+    views_.v[heat::kInitial] = {const_cast<double *>(job_.tinit), (long long)M, 1, NN};
+    views_.v[heat::kFinal] = {job_.tfinal, (long long)M, 1, NN};
+    cond_ = cond_on_device_ ? job_.conductivity : static_cast<double *>(ctx_.grow(hb.cond, cond_bytes));
+    work_ = static_cast<char *>(ctx_.grow(hb.work, layout_.bytes));
+    host_ = ctx_.grow(hb.host, kHostRowStats + 3 * N * sizeof(double));
     if (job_.on_checkpoint) {
         checkpoint_.reset(new (std::nothrow) double[N * M]);
         if (!checkpoint_)
@@ -179,132 +208,138 @@ void HeatRun::allocate() {
     }
 }
 
-// Interior rows 1..N of both grids from tinit; halo rows 0 and N+1 (fixed for the run) from
-// job_.fixed_rows, or copies of rows 1 and N.
+// Host inputs go to grid 0 and the conductivity buffer; device inputs stay where they are (tinit: unless
+// fixed rows are given). The halo rows of both grids (fixed for the run) come from job_.fixed_rows (host or
+// device memory, checked on the host first, as the CPU backend does) or from tinit's edge rows. The run
+// state starts at the initial grid and at job_.start_iteration: one copy. Periodic reports that
+// convergence skips copy the rows' statistics back unwritten: they are zeroed where reports are asked for.
 void HeatRun::upload() {
-    const size_t N = job_.rows, M = job_.cols, P = grids_.pitch;
+    const size_t N = job_.rows, M = job_.cols;
     std::vector<double> fixed;
-    if (job_.fixed_rows) { // host or device memory: checked on the host, 2 * M values
+    if (job_.fixed_rows) {
         fixed.resize(2 * M);
         check(cudaMemcpy(fixed.data(), job_.fixed_rows, 2 * M * sizeof(double), cudaMemcpyDefault),
               "cudaMemcpy (fixed_rows)");
         check_fixed_rows(fixed.data(), M);
     }
-    for (double *cells : grids_.cells) {
-        check(cudaMemcpy2DAsync(cells + P, P * sizeof(double), job_.tinit, M * sizeof(double),
-                                M * sizeof(double), N, cudaMemcpyDefault, stream_),
+    if (!tinit_in_place_)
+        check(cudaMemcpy2DAsync(views_.v[heat::kGrid0].base, views_.v[heat::kGrid0].pitch * sizeof(double),
+                                job_.tinit, M * sizeof(double), M * sizeof(double), N, cudaMemcpyDefault,
+                                stream_),
               "cudaMemcpy2DAsync (tinit)");
-        const double *top = fixed.empty() ? cells + P : fixed.data();
-        const double *bottom = fixed.empty() ? cells + N * P : fixed.data() + M;
-        check(cudaMemcpyAsync(cells, top, M * sizeof(double), cudaMemcpyDefault, stream_),
-              "cudaMemcpyAsync (top halo)");
-        check(cudaMemcpyAsync(cells + (N + 1) * P, bottom, M * sizeof(double), cudaMemcpyDefault, stream_),
-              "cudaMemcpyAsync (bottom halo)");
-    }
-    if (cond_copy_)
-        check(cudaMemcpyAsync(cond_copy_.get(), job_.conductivity, N * M * sizeof(double), cudaMemcpyDefault,
-                              stream_),
+    if (!cond_on_device_)
+        check(cudaMemcpyAsync(const_cast<double *>(cond_), job_.conductivity, N * M * sizeof(double),
+                              cudaMemcpyDefault, stream_),
               "cudaMemcpyAsync (conductivity)");
+    const int initial = tinit_in_place_ ? heat::kInitial : heat::kGrid0;
+    if (fixed.empty()) {
+        heat::halo_rows_kernel<<<(unsigned)std::min<size_t>((M + 255) / 256, 1024), 256, 0, stream_>>>(
+            views_, initial);
+        check_launch("heat halo_rows_kernel");
+    } else {
+        for (int b = heat::kGrid0; b <= heat::kGrid1; ++b)
+            for (int side = 0; side < 2; ++side)
+                check(cudaMemcpyAsync(views_.v[b].base + (side ? (long long)N : -1) * views_.v[b].pitch,
+                                      fixed.data() + side * M, M * sizeof(double), cudaMemcpyHostToDevice,
+                                      stream_),
+                      "cudaMemcpyAsync (fixed rows)");
+        // The copies read pageable memory that goes out of scope here.
+        check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize (fixed rows)");
+    }
+    if (job_.on_report && job_.period)
+        check(cudaMemsetAsync(work_ + layout_.row_stats, 0, 3 * N * sizeof(double), stream_),
+              "cudaMemsetAsync (row statistics)");
     DeviceState s{};
     s.iter = job_.start_iteration;
-    *host_state_.get() = s;
-    check(cudaMemcpyAsync(state_.get(), host_state_.get(), sizeof s, cudaMemcpyHostToDevice, stream_),
+    s.first_bad_t = s.first_bad_c = ~0ull;
+    s.buffer = initial;
+    host_state(0) = s;
+    check(cudaMemcpyAsync(work_, host_, sizeof(DeviceState), cudaMemcpyHostToDevice, stream_),
           "cudaMemcpyAsync (state)");
 }
 
-// The same checks as check_heat_inputs, on the device copies, before anything is written to the outputs.
-void HeatRun::check_device_inputs() {
-    const size_t N = job_.rows, M = job_.cols;
-    unsigned long long first = 0;
-    auto find = [&](auto launch) {
-        check(cudaMemsetAsync(first_bad_.get(), 0xff, sizeof first, stream_), "cudaMemsetAsync");
-        launch();
-        check(cudaMemcpyAsync(&first, first_bad_.get(), sizeof first, cudaMemcpyDeviceToHost, stream_),
-              "cudaMemcpyAsync (input check)");
-        check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize (input check)");
-        return first < N * M;
-    };
-    dim3 tgrid((unsigned)std::min<size_t>((M + 255) / 256, 64), (unsigned)std::min<size_t>(N, 4096));
-    if (find([&] {
-            heat::first_bad_temperature_kernel<<<tgrid, 256, 0, stream_>>>(grids_, 0, first_bad_.get());
-            check_launch("first_bad_temperature_kernel");
-        })) {
-        double v = 0;
-        check(cudaMemcpy(&v, grids_.cells[0] + (first / M + 1) * grids_.pitch + first % M, sizeof v,
-                         cudaMemcpyDeviceToHost),
-              "cudaMemcpy (bad temperature)");
-        invalid(cell_name("tinit", first, M) + " is " + format_value(v) + "; temperatures must be finite");
-    }
-    if (find([&] {
-            heat::first_bad_conductivity_kernel<<<2048, 256, 0, stream_>>>(cond_, N * M, first_bad_.get());
-            check_launch("first_bad_conductivity_kernel");
-        })) {
-        double v = 0;
-        check(cudaMemcpy(&v, cond_ + first, sizeof v, cudaMemcpyDeviceToHost),
-              "cudaMemcpy (bad conductivity)");
-        invalid(cell_name("conductivity", first, M) + " is " + format_value(v) + "; it must lie in [0, 1]");
-    }
-}
-
-void HeatRun::plan_passes() {
-    if (const char *knob = std::getenv("GPK_TEST_HEAT_PASS_LEVELS")) {
-        int v = std::atoi(knob);
-        if (v >= 1 && v <= kMaxLevels) max_levels_ = v;
-    }
-    shape_ = heat::plan_pass_shape(job_.rows, job_.cols);
-    shape_.row_begin = 1;
-    shape_.row_end = (long long)job_.rows + 1;
-    pass_grid_ = heat::pass_grid(shape_, job_.cols, job_.rows);
-}
-
-// A pass of `levels` iterations, the bookkeeping of its maxdiffs, and the recomputation that runs only
-// when the run converged inside this pass.
-void HeatRun::enqueue_pass(int levels) {
-    const int nparts = (int)(pass_grid_.x * pass_grid_.y);
-    auto launch = [&](bool recompute) {
-        pass_kernel_<<<pass_grid_, kPassThreads, kPassShared, stream_>>>(
-            grids_, cond_, state_.get(), shape_, levels, recompute, level_partials_.get());
-        check_launch("heat pass_kernel");
-    };
-    launch(false);
+// A pass of `levels` iterations and the bookkeeping of its maxdiffs.
+void HeatRun::enqueue_pass(int levels, bool checking, bool to_final) {
+    heat::launch_pass(*pass_.kernel, checking, pass_grid_, stream_, views_, cond_,
+                      work<DeviceState>(WorkLayout::state), shape_, levels, to_final, false,
+                      work<double>(layout_.level_partials), "heat pass_kernel");
     heat::finish_pass_kernel<kFinishThreads><<<1, kFinishThreads, 0, stream_>>>(
-        level_partials_.get(), nparts, levels, job_.threshold, state_.get(), log_.get(), kLogCapacity);
+        work<double>(layout_.level_partials), (int)(pass_grid_.x * pass_grid_.y), levels, job_.threshold,
+        work<DeviceState>(WorkLayout::state), work<double>(WorkLayout::log), kLogCapacity, to_final,
+        tfinal_direct_);
     check_launch("heat finish_pass_kernel");
-    if (levels > 1) launch(true);
 }
 
-void HeatRun::enqueue_iterations(size_t count) {
-    while (count > 0) {
-        int levels = (int)std::min<size_t>(count, (size_t)max_levels_);
-        enqueue_pass(levels);
-        count -= levels;
+// `count` iterations in whole passes and the rest in one shorter pass (a pass of every level takes the lean
+// steps, heat_blocked.cuh), then the recomputation that runs only when the run converged inside one of them.
+// The run's first pass checks the inputs; the pass that ends the run writes a device tfinal, unless it is the
+// checking one (nothing may be written to the outputs before the inputs are known good).
+void HeatRun::enqueue_iterations(size_t count, bool first_batch, bool ends_run) {
+    const size_t L = (size_t)pass_.levels, passes = (count + L - 1) / L;
+    for (size_t i = 0; i < passes; ++i) {
+        const int levels = (int)std::min(L, count - i * L);
+        const bool checking = first_batch && i == 0, last = ends_run && i + 1 == passes;
+        enqueue_pass(levels, checking, last && tfinal_direct_ && !checking);
     }
+    heat::launch_pass(*pass_.kernel, false, pass_grid_, stream_, views_, cond_,
+                      work<DeviceState>(WorkLayout::state), shape_, 0, false, true, nullptr,
+                      "heat pass_kernel (recomputation)");
 }
 
-// Statistics of the newest grid's rows into row_stats_, copied to the host; a periodic one is skipped once
-// the run has converged.
+// Statistics of the newest grid's rows, copied to the host; a periodic one is skipped once the run has
+// converged.
 void HeatRun::enqueue_stats(bool periodic) {
     const size_t N = job_.rows;
-    double *rs = row_stats_.get();
-    heat::row_stats_kernel<kStatsThreads><<<stats_blocks_, kStatsThreads, 0, stream_>>>(
-        grids_, state_.get(), periodic, 1, N, rs, rs + N, rs + 2 * N);
-    check_launch("heat row_stats_kernel");
-    check(cudaMemcpyAsync(host_row_stats_.get(), rs, 3 * N * sizeof(double), cudaMemcpyDeviceToHost, stream_),
+    double *rs = work<double>(layout_.row_stats);
+    heat::launch_row_stats(stream_, views_, work<DeviceState>(WorkLayout::state), periodic, 1, N, rs, rs + N,
+                           rs + 2 * N);
+    check(cudaMemcpyAsync(host_ + kHostRowStats, rs, 3 * N * sizeof(double), cudaMemcpyDeviceToHost, stream_),
           "cudaMemcpyAsync (row statistics)");
 }
 
-void HeatRun::read_state() {
-    check(cudaMemcpyAsync(host_state_.get(), state_.get(), sizeof(DeviceState), cudaMemcpyDeviceToHost,
-                          stream_),
+// After a batch: the state into host slot `slot`, the maxdiffs of iterations begin+1..end into the host log
+// (the same ring positions), and the slot's event.
+void HeatRun::enqueue_readback(int slot, size_t begin, size_t end) {
+    check(cudaMemcpyAsync(&host_state(slot), work_ + WorkLayout::state, sizeof(DeviceState),
+                          cudaMemcpyDeviceToHost, stream_),
           "cudaMemcpyAsync (state)");
-    check(cudaMemcpyAsync(host_log_.get(), log_.get(), kLogCapacity * sizeof(double), cudaMemcpyDeviceToHost,
-                          stream_),
-          "cudaMemcpyAsync (maxdiff log)");
-    check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize (heat batch)");
+    for (size_t i = begin; i < end;) { // at most two pieces: the log is a ring
+        const size_t at = i % kLogCapacity, n = std::min(end - i, kLogCapacity - at);
+        check(cudaMemcpyAsync(host_ + kHostLog + at * sizeof(double),
+                              work_ + WorkLayout::log + at * sizeof(double), n * sizeof(double),
+                              cudaMemcpyDeviceToHost, stream_),
+              "cudaMemcpyAsync (maxdiff log)");
+        i += n;
+    }
+    ctx_.heat().batch_done(slot).record(stream_);
+}
+
+// The first pass found a bad input: name the first one (temperatures first, as the CPU backend does).
+void HeatRun::report_bad_inputs(const DeviceState &st) const {
+    const size_t M = job_.cols;
+    auto value = [&](const double *base, bool on_device, size_t k) {
+        double v = 0;
+        if (!on_device) return base[k];
+        check(cudaMemcpy(&v, base + k, sizeof v, cudaMemcpyDeviceToHost), "cudaMemcpy (bad input)");
+        return v;
+    };
+    if (st.first_bad_t != ~0ull)
+        invalid(cell_name("tinit", st.first_bad_t, M) + " is " +
+                format_value(value(job_.tinit, tinit_on_device_, st.first_bad_t)) +
+                "; temperatures must be finite");
+    invalid(cell_name("conductivity", st.first_bad_c, M) + " is " +
+            format_value(value(job_.conductivity, cond_on_device_, st.first_bad_c)) +
+            "; it must lie in [0, 1]");
+}
+
+bool HeatRun::callback_due(size_t it) const {
+    return (job_.on_progress && job_.progress_interval && it % job_.progress_interval == 0) ||
+           (job_.on_report && job_.period && it % job_.period == 0) || heat_checkpoint_due(job_, it);
 }
 
 // The batch ends at maxiter, after `batch` iterations, or at the next iteration where a callback is due
-// (a callback may cancel, and then the grid of that iteration is the result).
+// (a callback may cancel, and then the grid of that iteration is the result; a checkpoint needs that
+// iteration's grid whole).
 size_t HeatRun::batch_end(size_t done, size_t batch) const {
     size_t end = std::min(job_.maxiter, done + batch);
     auto next_multiple = [&](size_t every) { return (done / every + 1) * every; };
@@ -316,10 +351,11 @@ size_t HeatRun::batch_end(size_t done, size_t batch) const {
     return end;
 }
 
-// The report from the rows' statistics last copied back.
+// The report from the rows' statistics last copied back: the mean from the rows' sums added in row order
+// (heat_mean), the CPU backend's and libgpk_mpi's order.
 gpk_heat_report HeatRun::report(size_t niter, double maxdiff, double secs) const {
     const size_t N = job_.rows;
-    const double *mins = host_row_stats_.get(), *maxs = mins + N, *sums = mins + 2 * N;
+    const double *mins = host_row_stats(), *maxs = mins + N, *sums = mins + 2 * N;
     gpk_heat_report r{niter, mins[0], maxs[0], maxdiff, 0.0, secs};
     for (size_t i = 0; i < N; ++i) {
         r.tmin = std::min(r.tmin, mins[i]);
@@ -329,10 +365,11 @@ gpk_heat_report HeatRun::report(size_t niter, double maxdiff, double secs) const
     return r;
 }
 
-// Hands the newest grid (batches end at checkpoints) to the checkpoint callback; true to stop.
-bool HeatRun::checkpoint(size_t iter, double maxdiff) {
-    check(cudaMemcpy2DAsync(checkpoint_.get(), job_.cols * sizeof(double),
-                            grids_.cells[host_state_[0].buffer] + grids_.pitch, grids_.pitch * sizeof(double),
+// Hands the newest grid (view `buffer`; batches end at checkpoints and none is in flight beyond one) to the
+// checkpoint callback; true to stop.
+bool HeatRun::checkpoint(size_t iter, double maxdiff, int buffer) {
+    const heat::GridView &g = views_.v[buffer];
+    check(cudaMemcpy2DAsync(checkpoint_.get(), job_.cols * sizeof(double), g.base, g.pitch * sizeof(double),
                             job_.cols * sizeof(double), job_.rows, cudaMemcpyDeviceToHost, stream_),
           "cudaMemcpy2DAsync (checkpoint)");
     check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize (checkpoint)");
@@ -344,12 +381,14 @@ double HeatRun::seconds() const {
 }
 
 // The callbacks due in iterations done+1..last of a batch (batches end where one is due), in the CPU
-// backend's order (periodic report, then progress). Returns the callback that asked to stop, or null. A stop
-// asked on the iteration that ends the run anyway (convergence, maxiter) is no cancellation.
-const char *HeatRun::deliver_callbacks(size_t done, size_t last, bool converged) {
+// backend's order (periodic report, progress, checkpoint). Returns the callback that asked to stop, or
+// null. A stop asked on the iteration that ends the run anyway (convergence, maxiter) is no cancellation.
+// No checkpoint at the iteration that converged (heat_checkpoint_due excludes maxiter).
+const char *HeatRun::deliver_callbacks(size_t done, size_t last, const DeviceState &st) {
+    const bool converged = st.converged != 0;
     const char *stopped_by = nullptr;
     for (size_t it = done + 1; it <= last; ++it) {
-        const double maxdiff = host_log_[(it - 1) % kLogCapacity];
+        const double maxdiff = host_log(it);
         const bool converged_here = converged && it == last;
         if (!converged_here && job_.on_report && job_.period && it % job_.period == 0) {
             gpk_heat_report r = report(it, maxdiff, seconds()); // stats of the batch's last grid
@@ -358,7 +397,8 @@ const char *HeatRun::deliver_callbacks(size_t done, size_t last, bool converged)
         if (job_.on_progress && job_.progress_interval && it % job_.progress_interval == 0 &&
             job_.on_progress(it, maxdiff, seconds(), job_.user_data) && !stopped_by)
             stopped_by = "progress";
-        if (!converged_here && heat_checkpoint_due(job_, it) && checkpoint(it, maxdiff) && !stopped_by)
+        if (!converged_here && heat_checkpoint_due(job_, it) && checkpoint(it, maxdiff, st.buffer) &&
+            !stopped_by)
             stopped_by = "checkpoint";
         if (stopped_by && (converged_here || it == job_.maxiter)) stopped_by = nullptr;
         if (stopped_by) return stopped_by;
@@ -367,35 +407,67 @@ const char *HeatRun::deliver_callbacks(size_t done, size_t last, bool converged)
 }
 
 void HeatRun::run() {
-    const bool host_inputs = !on_device(job_.tinit) && !on_device(job_.conductivity);
-    if (host_inputs) check_heat_inputs(job_.tinit, job_.conductivity, job_.rows, job_.cols);
+    tinit_on_device_ = on_device(job_.tinit);
+    cond_on_device_ = on_device(job_.conductivity);
+    tfinal_direct_ = job_.tfinal && reinterpret_cast<uintptr_t>(job_.tfinal) % alignof(double) == 0 &&
+                     on_device(job_.tfinal);
+    tinit_in_place_ = tinit_on_device_ && !job_.fixed_rows;
+    plan_passes();
     allocate();
     upload();
-    if (!host_inputs) check_device_inputs();
     start_ = std::chrono::steady_clock::now();
-    size_t done = job_.start_iteration, batch = 8;
+    // Batches of whole passes, doubling; up to two in flight, so that the device works on the next while the
+    // host reads one back. No batch is enqueued past one that ends where a callback is due (it may cancel; a
+    // checkpoint reads that batch's grid). Iterations count on from job_.start_iteration.
+    // Convergence stops the work on the device: the kernels of a batch enqueued beyond it return at once.
+    struct Batch {
+        size_t begin, end;
+        int slot;
+        bool first;
+    };
+    Batch flight[2];
+    int in_flight = 0, next_slot = 0;
+    const size_t L = (size_t)pass_.levels, max_batch = std::max<size_t>(L, kMaxBatch / L * L);
+    const size_t start = job_.start_iteration;
+    size_t done = start, enqueued = start, batch = L;
+    DeviceState st{};
     const char *stopped_by = nullptr;
     for (;;) {
-        const size_t end = batch_end(done, batch);
-        enqueue_iterations(end - done);
-        if (job_.on_report && job_.period && end % job_.period == 0) enqueue_stats(true);
-        read_state();
-        const DeviceState &st = *host_state_.get();
-        const size_t last = st.converged ? (size_t)st.niter : end;
-        stopped_by = deliver_callbacks(done, last, st.converged != 0);
+        while (in_flight < 2 && enqueued < job_.maxiter &&
+               (in_flight == 0 || !callback_due(flight[in_flight - 1].end))) {
+            const size_t end = batch_end(enqueued, batch);
+            enqueue_iterations(end - enqueued, enqueued == start, end == job_.maxiter);
+            if (job_.on_report && job_.period && end % job_.period == 0) enqueue_stats(true);
+            enqueue_readback(next_slot, enqueued, end);
+            flight[in_flight++] = {enqueued, end, next_slot, enqueued == start};
+            next_slot ^= 1;
+            enqueued = end;
+            batch = std::min(batch * 2, max_batch);
+        }
+        const Batch b = flight[0];
+        flight[0] = flight[1];
+        --in_flight;
+        ctx_.heat().batch_done(b.slot).wait_host();
+        st = host_state(b.slot);
+        if (b.first && (st.first_bad_t != ~0ull || st.first_bad_c != ~0ull)) {
+            check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize (heat)"); // nothing left in flight
+            report_bad_inputs(st);
+        }
+        const size_t last = st.converged ? (size_t)st.niter : b.end;
+        stopped_by = deliver_callbacks(done, last, st);
         done = last;
         if (st.converged || stopped_by || done == job_.maxiter) break;
-        batch = std::min(batch * 2, kMaxBatch);
     }
-    enqueue_stats(false);
-    if (job_.tfinal)
-        check(cudaMemcpy2DAsync(job_.tfinal, job_.cols * sizeof(double),
-                                grids_.cells[host_state_[0].buffer] + grids_.pitch,
-                                grids_.pitch * sizeof(double), job_.cols * sizeof(double), job_.rows,
-                                cudaMemcpyDefault, stream_),
+    enqueue_stats(false); // after any batch still in flight, whose kernels return at once
+    const int newest = st.buffer;
+    if (job_.tfinal && newest != heat::kFinal) {
+        const heat::GridView &g = views_.v[newest];
+        check(cudaMemcpy2DAsync(job_.tfinal, job_.cols * sizeof(double), g.base, g.pitch * sizeof(double),
+                                job_.cols * sizeof(double), job_.rows, cudaMemcpyDefault, stream_),
               "cudaMemcpy2DAsync (tfinal)");
+    }
     check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize (heat final)");
-    gpk_heat_report r = report(done, host_log_[(done - 1) % kLogCapacity], seconds());
+    gpk_heat_report r = report(done, host_log(done), seconds());
     if (job_.final) *job_.final = r;
     if (job_.on_report) job_.on_report(&r, 1, job_.user_data);
     if (stopped_by)
@@ -405,35 +477,14 @@ void HeatRun::run() {
 
 } // namespace
 
-// Pass geometry: strips of W columns; H rows per block chosen to minimise the modelled time, (waves of
-// resident blocks) x (steps of one block: H plus the T-row overlaps and the pipeline's fill), so that
-// neither a partly filled last wave nor the overlaps cost much.
-heat::PassShape heat::plan_pass_shape(size_t N, size_t M) {
-    PassShape shape{};
-    shape.strip = kPassThreads - 2 * kMaxLevels;
-    const size_t nx = (M + shape.strip - 1) / shape.strip;
-    int device = 0, sms = 1, per_sm = 1;
-    check(cudaGetDevice(&device), "cudaGetDevice");
-    check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "cudaDeviceGetAttribute");
-    check(cudaFuncSetAttribute(pass_kernel_, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)kPassShared),
-          "cudaFuncSetAttribute (heat pass_kernel)");
-    check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, pass_kernel_, kPassThreads, kPassShared),
-          "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
-    const size_t slots = (size_t)sms * (size_t)std::max(per_sm, 1);
-    const size_t h_min = std::max<size_t>(2 * kMaxLevels, (N + 65534) / 65535);
-    size_t best = N;
-    double best_cost = INFINITY;
-    for (size_t h = h_min; h <= std::min(N, std::max<size_t>(h_min, 4096)); ++h) {
-        size_t blocks = nx * ((N + h - 1) / h);
-        double cost = (double)((blocks + slots - 1) / slots) * ((double)h + 2.5 * kMaxLevels);
-        if (cost < best_cost) best_cost = cost, best = h;
+void heat_run(DeviceContext &ctx, const HeatJob &job) {
+    try {
+        HeatRun(ctx, job).run();
+    } catch (...) {
+        // A batch may still be in flight, its read-back bound for the pinned room the next call reuses.
+        cudaStreamSynchronize(ctx.main());
+        throw;
     }
-    shape.rows_per_block = (int)std::max<size_t>(best, 1);
-    return shape;
-}
-
-void heat_run(const HeatJob &job, cudaStream_t stream) {
-    HeatRun(job, stream).run();
 }
 
 } // namespace gpk::cuda

@@ -10,7 +10,8 @@
 // barrier per step suffices. Values near the strip's edges go wrong by one column per level; the W owned
 // columns stay exact. Source rows and conductivities arrive through shared-memory rings filled by
 // asynchronous copies kAhead rows ahead of their use; the conductivity ring is long enough to serve every
-// level from it.
+// level from it. The first pass of a run also checks its inputs (Check): every tinit and conductivity cell
+// is loaded by some thread at level 0, and the smallest bad index goes to the run state.
 #pragma once
 
 #include "cuda/heat_kernels.cuh"
@@ -29,7 +30,9 @@ struct PassShape {
 };
 
 template <int T, int Threads> struct PassShared {
-    static constexpr int kRingX = 8, kRingW = 16, kAhead = 7;
+    static constexpr int kRingX = 8, kAhead = 7;
+    // A conductivity row t is read by level k at step t + 2k + 2 and refilled at step t + kRingW - kAhead.
+    static constexpr int kRingW = 2 * T + kAhead + 1 <= 16 ? 16 : (2 * T + kAhead + 1 <= 32 ? 32 : 64);
     static_assert(kAhead < kRingX && kAhead < kRingW - 2 * T, "a ring slot is refilled only once unused");
     double exchange[2][T][Threads];
     double ring_x[kRingX][Threads];
@@ -60,14 +63,14 @@ __device__ __forceinline__ void store_level_maxima(const double (&md)[T], double
         if (lane == 0) scratch[k][warp] = m;
     }
     __syncthreads();
-    if (threadIdx.x < T) {
+    if (threadIdx.x < T && partials) {
         double m = 0.0;
         for (int q = 0; q < Threads / 32; ++q) m = fmax(m, scratch[threadIdx.x][q]);
         partials[(size_t)threadIdx.x * gridDim.x * gridDim.y + blockIdx.y * gridDim.x + blockIdx.x] = m;
     }
 }
 
-__device__ __forceinline__ BlockRows block_rows(const Grids &g, PassShape shape, int T) {
+__device__ __forceinline__ BlockRows block_rows(const Views &g, PassShape shape, int T) {
     const long long N = (long long)g.rows;
     const long long R0 = shape.row_begin + (long long)blockIdx.y * shape.rows_per_block;
     const long long R1 =
@@ -77,28 +80,32 @@ __device__ __forceinline__ BlockRows block_rows(const Grids &g, PassShape shape,
     return BlockRows{L0, (int)(L1 - L0 + 1), (int)(1 - L0), (int)(N - 1), (int)(R0 - L0), (int)(R1 - R0)};
 }
 
-// A pass over one block's strip. `levels` (<= T) iterations; in recompute mode the pass instead runs only
-// when the run converged inside the pass that the finish kernel named, from that pass's source grid.
-// Dynamic shared memory: sizeof(PassShared<T, Threads>).
-template <int T, int Threads>
-__global__ void __launch_bounds__(Threads)
-    pass_kernel(Grids g, const double *__restrict__ cond, const DeviceState *state, PassShape shape,
-                int levels, bool recompute, double *partials) {
+// A pass over one block's strip: `levels` (<= T) iterations from the newest grid to the other grid, or to
+// tfinal (`to_final`) when the pass ends the run. In recompute mode the pass runs only when the run
+// converged inside a pass of this batch, from that pass's source to redo_levels, and keeps no maxima
+// (partials null). MinBlocks resident per SM caps the registers (65536 / (MinBlocks * Threads)). Dynamic
+// shared memory: sizeof(PassShared<T, Threads>). Lean: a pass of every level takes lean steps where it can
+// (false: general steps only, where the lean ones would spill).
+template <int T, int Threads, int MinBlocks, bool Check, bool Lean>
+__global__ void __launch_bounds__(Threads, MinBlocks)
+    pass_kernel(Views g, const double *__restrict__ cond, DeviceState *state, PassShape shape, int levels,
+                bool to_final, bool recompute, double *partials) {
     using Shared = PassShared<T, Threads>;
     extern __shared__ __align__(16) unsigned char shared_raw[];
     Shared &sm = *reinterpret_cast<Shared *>(shared_raw);
-    int source;
+    int source, dst;
     if (recompute) {
-        if (state->passes != state->redo_pass || state->redo_levels == 0) return;
+        if (!state->redo) return;
         levels = state->redo_levels;
         source = state->redo_source;
+        dst = state->redo_dst;
     } else {
         if (state->converged) return;
         source = state->buffer;
+        dst = pass_destination(source, to_final);
     }
-    const double *__restrict__ src = g.cells[source];
-    double *__restrict__ dst = g.cells[source ^ 1];
-    const long long M = (long long)g.cols, P = (long long)g.pitch;
+    const GridView src = g.v[source], out_view = g.v[dst];
+    const long long M = (long long)g.cols;
     const int p = threadIdx.x;
     const long long c0 = (long long)blockIdx.x * shape.strip;
     const long long col = ((c0 - T + p) % M + M) % M;
@@ -110,24 +117,31 @@ __global__ void __launch_bounds__(Threads)
     auto fetch = [&](int t) {
         const long long row = rows.L0 + t;
         if (t < rows.loaded)
-            __pipeline_memcpy_async(&sm.ring_x[t % Shared::kRingX][p], &src[row * P + col], 8);
+            __pipeline_memcpy_async(&sm.ring_x[t & (Shared::kRingX - 1)][p], src.row(row) + col, 8);
         if (t < rows.loaded && in_range(t, rows.interior_lo, rows.interior_span + 1))
-            __pipeline_memcpy_async(&sm.ring_w[t % Shared::kRingW][p], &cond[(row - 1) * M + col], 8);
+            __pipeline_memcpy_async(&sm.ring_w[t & (Shared::kRingW - 1)][p], &cond[(row - 1) * M + col], 8);
         else
-            sm.ring_w[t % Shared::kRingW][p] = 0.0;
+            sm.ring_w[t & (Shared::kRingW - 1)][p] = 0.0;
         __pipeline_commit();
     };
+    // Check: the first bad tinit and conductivity rows of this thread's column (rows come in order), -1
+    // while none; reported to the run state once, at the end.
+    int bad_t = -1, bad_c = -1;
 
     double v[T][3] = {}, h[T][3] = {}, md[T] = {};
-    auto step = [&](auto phase, int s) {
+    auto step = [&](auto phase, auto lean, int s) {
         constexpr int S0 = decltype(phase)::value, S1 = (S0 + 1) % 3, S2 = (S0 + 2) % 3;
-        if (s > 0) {
+        constexpr bool kLean = decltype(lean)::value;
+        if (kLean || s > 0) {
 #pragma unroll
             for (int k = 0; k < T; ++k)
                 h[k][S2] = __dadd_rn(sm.exchange[(s + 1) & 1][k][left], sm.exchange[(s + 1) & 1][k][right]);
         }
         __pipeline_wait_prior(Shared::kAhead - 1); // block row s has landed
-        const double x = sm.ring_x[s % Shared::kRingX][p];
+        const double x = sm.ring_x[s & (Shared::kRingX - 1)][p];
+        if (Check && bad_t < 0 && s < rows.loaded && in_range(s, rows.interior_lo, rows.interior_span + 1) &&
+            !isfinite(x))
+            bad_t = s;
         fetch(s + Shared::kAhead);
         double out[T];
 #pragma unroll
@@ -135,21 +149,28 @@ __global__ void __launch_bounds__(Threads)
             const int t = s - 2 * k - 2; // block row of level k+1 computed now
             const double c = v[k][S1];
             out[k] = c;
-            if (k < levels && in_range(t, rows.interior_lo, rows.interior_span + 1)) {
+            if (kLean || (k < levels && in_range(t, rows.interior_lo, rows.interior_span + 1))) {
                 double w = sm.ring_w[t & (Shared::kRingW - 1)][p], rc, rd;
+                // Rows before the block's first (t < 0) are outside its pyramid: their ring slots hold
+                // garbage.
+                if (Check && k == 0 && bad_c < 0 && (kLean || in_range(t, 0, rows.loaded)) &&
+                    !(w >= 0.0 && w <= 1.0))
+                    bad_c = t;
                 cell_weights(w, rc, rd);
                 out[k] =
                     cell_update(w, rc, rd, c, __dadd_rn(v[k][S0], v[k][S2]), h[k][S1], h[k][S0], h[k][S2]);
-                if (owned && in_range(t, rows.own_lo, rows.own_rows))
-                    md[k] = fmax(md[k], fabs(__dsub_rn(out[k], c)));
+                // max(md, |d|) as fmax gives it (md is never NaN; a NaN |d| leaves md as fmax does), in
+                // every column: the columns the block does not own are dropped at the end.
+                const double d = fabs(__dsub_rn(out[k], c));
+                if ((kLean || in_range(t, rows.own_lo, rows.own_rows)) && d > md[k]) md[k] = d;
             }
         }
         v[0][S0] = x;
 #pragma unroll
         for (int k = 1; k < T; ++k) v[k][S0] = out[k - 1];
         const int t_out = s - 2 * T;
-        if (owned && in_range(t_out, rows.own_lo, rows.own_rows))
-            dst[(rows.L0 + t_out) * P + col] = out[T - 1];
+        if (owned && (kLean || in_range(t_out, rows.own_lo, rows.own_rows)))
+            out_view.row(rows.L0 + t_out)[col] = out[T - 1];
 #pragma unroll
         for (int k = 0; k < T; ++k) sm.exchange[s & 1][k][p] = v[k][S0];
         __syncthreads();
@@ -158,12 +179,39 @@ __global__ void __launch_bounds__(Threads)
 #pragma unroll
     for (int a = 0; a < Shared::kAhead; ++a) fetch(a);
     const int steps = rows.own_lo + rows.own_rows + 2 * T;
-    for (int s = 0; s < steps; s += 3) {
-        step(std::integral_constant<int, 0>(), s);
-        if (s + 1 < steps) step(std::integral_constant<int, 1>(), s + 1);
-        if (s + 2 < steps) step(std::integral_constant<int, 2>(), s + 2);
+    const int lean_lo = rows.own_lo + 2 * T;
+    const int lean_hi = levels < T ? 0 : rows.own_lo + rows.own_rows + 2;
+    using P0 = std::integral_constant<int, 0>;
+    using P1 = std::integral_constant<int, 1>;
+    using P2 = std::integral_constant<int, 2>;
+    auto general = [&](int s) { // steps s..s+2 that exist, with every range test
+        step(P0(), std::false_type(), s);
+        if (s + 1 < steps) step(P1(), std::false_type(), s + 1);
+        if (s + 2 < steps) step(P2(), std::false_type(), s + 2);
+    };
+    // The checking pass (once a run) takes general steps only: with lean steps 6/2 spilled 72 bytes (ptxas,
+    // sm_90); without, 32 bytes of stores.
+    if constexpr (Check || !Lean) {
+        for (int s = 0; s < steps; s += 3) general(s);
+    } else {
+        for (int s = 0;;) {
+            for (; s < steps && (s < lean_lo || s + 3 > lean_hi); s += 3) general(s);
+            if (s >= steps) break;
+            for (; s + 3 <= lean_hi; s += 3) {
+                step(P0(), std::true_type(), s);
+                step(P1(), std::true_type(), s + 1);
+                step(P2(), std::true_type(), s + 2);
+            }
+        }
     }
     __pipeline_wait_prior(0);
+    if (Check && bad_t >= 0)
+        atomicMin(&state->first_bad_t, (unsigned long long)((rows.L0 + bad_t - 1) * M + col));
+    if (Check && bad_c >= 0)
+        atomicMin(&state->first_bad_c, (unsigned long long)((rows.L0 + bad_c - 1) * M + col));
+    if (!owned)
+#pragma unroll
+        for (int k = 0; k < T; ++k) md[k] = 0.0;
     store_level_maxima<T, Threads>(md, sm.scratch, partials);
 }
 

@@ -10,25 +10,47 @@
 
 namespace gpk::cuda::heat {
 
-// The two grids: rows 0..N+1 of `pitch` doubles each; row 0 and row N+1 are the fixed halo rows. Halo
-// columns are not stored: column indices wrap (the cylinder), which is what SPEC's halo copy computes.
-struct Grids {
-    double *cells[2];
-    size_t pitch; // doubles
-    size_t rows;  // N (interior)
-    size_t cols;  // M
+// Where the rows of a grid live: row r (0..N+1; 1..N interior, 0 and N+1 the fixed halo rows) starts at
+// base + (clamp(r, lo, hi) - 1) * pitch. gpk's own grids keep their halo rows in place (lo = 0, hi = N+1);
+// the caller's tinit, read in place by the first pass, has none: its halo rows are its edge rows (lo = 1,
+// hi = N), which is what SPEC's halo rows hold. Halo columns are not stored: column indices wrap (the
+// cylinder), which is what SPEC's halo copy computes.
+struct GridView {
+    double *base;
+    long long pitch; // doubles
+    long long lo, hi;
+    __device__ __forceinline__ double *row(long long r) const {
+        r = r < lo ? lo : (r > hi ? hi : r);
+        return base + (r - 1) * pitch;
+    }
 };
+
+// The grids a run moves between: gpk's two, the caller's tinit read in place (device data) and the caller's
+// tfinal, which the pass that ends the run (or the recomputation of a converged one) writes directly.
+enum ViewIndex { kGrid0 = 0, kGrid1 = 1, kInitial = 2, kFinal = 3, kViewCount = 4 };
+struct Views {
+    GridView v[kViewCount];
+    size_t rows; // N (interior)
+    size_t cols; // M
+};
+
+// Where a pass from `source` writes: the other grid, or tfinal when it ends the run.
+__device__ __forceinline__ int pass_destination(int source, bool to_final) {
+    return to_final ? kFinal : (source == kGrid0 ? kGrid1 : kGrid0);
+}
 
 // Device-side progress of a run. The host enqueues iterations in batches and reads this once per batch.
 struct DeviceState {
-    unsigned long long iter;      // iterations done on the newest grid
-    unsigned long long niter;     // the iteration that converged (0: not yet)
-    unsigned long long passes;    // passes finished (incremented also after convergence)
-    unsigned long long redo_pass; // the pass whose grid must be recomputed to an earlier level
-    int redo_levels;              // levels of that recomputation
-    int redo_source;              // buffer the recomputation starts from
-    int buffer;                   // buffer holding the newest grid
-    int converged;                // set once an iteration's maxdiff < threshold
+    unsigned long long iter;        // iterations done on the newest grid
+    unsigned long long niter;       // the iteration that converged (0: not yet)
+    unsigned long long first_bad_t; // smallest row-major index of a non-finite tinit cell (all ones: none)
+    unsigned long long first_bad_c; // the same for a conductivity outside [0, 1]
+    int buffer;                     // view holding the newest grid
+    int converged;                  // set once an iteration's maxdiff < threshold (or a bad input was seen)
+    int redo;                       // the run converged inside a pass: recompute it to redo_levels
+    int redo_levels;
+    int redo_source; // view the recomputation starts from
+    int redo_dst;    // view it writes
 };
 
 // One iteration's value of a cell. `ns` = north + south, `h` = west + east of the cell's row, `hn`/`hs` the
@@ -62,17 +84,19 @@ template <int Threads> __device__ __forceinline__ double block_max(double v, dou
 }
 
 // After a pass of `levels` iterations whose blocks left per-level maxima in partials[level * nparts + b]:
-// records each iteration's maxdiff in the log ring, finds the first iteration under the threshold, flips
-// the buffer and, when convergence fell inside the pass, asks for the recomputation of the pass's grid
-// up to that level. One block.
+// records each iteration's maxdiff in the log ring, finds the first iteration under the threshold and
+// moves the newest grid to the pass's destination; when convergence fell inside the pass, asks for the
+// recomputation of the pass up to that level (from its source, which no later pass overwrites: they all
+// return at once). A bad input found by the checking pass stops the run with nothing recomputed. One block.
 template <int Threads>
 __global__ void __launch_bounds__(Threads)
     finish_pass_kernel(const double *partials, int nparts, int levels, double threshold, DeviceState *state,
-                       double *log, unsigned log_capacity) {
+                       double *log, unsigned log_capacity, bool to_final, bool redo_to_final) {
     __shared__ double scratch[Threads / 32];
     __shared__ int converged_level;
-    if (state->converged) {
-        if (threadIdx.x == 0) state->passes += 1;
+    if (state->converged) return;
+    if (state->first_bad_t != ~0ull || state->first_bad_c != ~0ull) {
+        if (threadIdx.x == 0) state->converged = 1; // the host reports the bad cell
         return;
     }
     if (threadIdx.x == 0) converged_level = -1;
@@ -88,9 +112,8 @@ __global__ void __launch_bounds__(Threads)
         __syncthreads(); // scratch is reused by the next level
     }
     if (threadIdx.x != 0) return;
-    const int b = state->buffer;
-    state->passes += 1;
-    state->buffer = b ^ 1;
+    const int source = state->buffer, dst = pass_destination(source, to_final);
+    state->buffer = dst;
     if (converged_level < 0) {
         state->iter = iter + levels;
         return;
@@ -99,9 +122,11 @@ __global__ void __launch_bounds__(Threads)
     state->iter = iter + converged_level + 1;
     state->niter = state->iter;
     if (converged_level + 1 < levels) {
-        state->redo_pass = state->passes;
+        state->redo = 1;
         state->redo_levels = converged_level + 1;
-        state->redo_source = b;
+        state->redo_source = source;
+        state->redo_dst = redo_to_final ? kFinal : dst;
+        state->buffer = state->redo_dst;
     }
 }
 
@@ -109,17 +134,17 @@ __global__ void __launch_bounds__(Threads)
 // lane l adds columns l, l + 32, ... in order, then a fixed butterfly combines the lanes (each addition
 // commutes, so every lane ends with the same bits). A row's sum therefore does not depend on the grid or
 // slab it lies in, and the host adds the rows in order (heat_mean): any split of the grid into row blocks
-// gives the same mean.
+// gives the same mean. Launched through heat_pass.cu only (one instantiation in the library).
 template <int Threads>
 __global__ void __launch_bounds__(Threads)
-    row_stats_kernel(Grids g, const DeviceState *state, bool skip_if_converged, size_t first_row,
+    row_stats_kernel(Views g, const DeviceState *state, bool skip_if_converged, size_t first_row,
                      size_t count, double *row_min, double *row_max, double *row_sum) {
     if (skip_if_converged && state->converged) return;
-    const double *cells = g.cells[state->buffer];
+    const GridView cells = g.v[state->buffer];
     const int lane = threadIdx.x % 32;
     const size_t warps = (size_t)gridDim.x * (Threads / 32);
     for (size_t r = (size_t)blockIdx.x * (Threads / 32) + threadIdx.x / 32; r < count; r += warps) {
-        const double *row = cells + (first_row + r) * g.pitch;
+        const double *row = cells.row((long long)(first_row + r));
         double sum = 0.0, mn = INFINITY, mx = -INFINITY;
         for (size_t j = lane; j < g.cols; j += 32) {
             const double v = row[j];
@@ -140,24 +165,17 @@ __global__ void __launch_bounds__(Threads)
     }
 }
 
-// Input checks on device data: the smallest row-major index of a non-finite temperature (read from the
-// grid's interior) or of a conductivity outside [0, 1] (or NaN) goes to *first (initialised to all ones).
-// Internal linkage: this header is included by heat.cu and heat_slab.cu.
-static __global__ void first_bad_temperature_kernel(Grids g, int buffer, unsigned long long *first) {
-    const double *cells = g.cells[buffer];
-    for (size_t i = blockIdx.y; i < g.rows; i += gridDim.y)
-        for (size_t j = (size_t)blockIdx.x * blockDim.x + threadIdx.x; j < g.cols;
-             j += (size_t)gridDim.x * blockDim.x)
-            if (!isfinite(cells[(i + 1) * g.pitch + j]))
-                atomicMin(first, (unsigned long long)(i * g.cols + j));
-}
-
-static __global__ void first_bad_conductivity_kernel(const double *cond, size_t n, unsigned long long *first) {
-    for (size_t k = (size_t)blockIdx.x * blockDim.x + threadIdx.x; k < n;
-         k += (size_t)gridDim.x * blockDim.x) {
-        double w = cond[k];
-        if (!(w >= 0.0 && w <= 1.0)) atomicMin(first, (unsigned long long)k);
-    }
+// The fixed halo rows of both grids (rows 0 and N+1) from rows 1 and N of view `from`: the caller's tinit
+// in place, or grid 0 holding an upload of it. Internal linkage: this header is included by several files.
+static __global__ void halo_rows_kernel(Views g, int from) {
+    const long long N = (long long)g.rows;
+    const double *top = g.v[from].row(1), *bottom = g.v[from].row(N);
+    for (size_t j = blockIdx.x * (size_t)blockDim.x + threadIdx.x; j < g.cols;
+         j += (size_t)gridDim.x * blockDim.x)
+        for (int b = kGrid0; b <= kGrid1; ++b) {
+            g.v[b].row(0)[j] = top[j];
+            g.v[b].row(N + 1)[j] = bottom[j];
+        }
 }
 
 } // namespace gpk::cuda::heat

@@ -1,7 +1,11 @@
-// The pass kernel's configuration and geometry, shared by the whole-grid solver (heat.cu) and libgpk_mpi's
-// slabs (heat_slab.cu), so that both launch the very same kernel and every cell gets the same bits.
+// The heat pass kernels and the report's row statistics, shared by the whole-grid solver (heat.cu) and
+// libgpk_mpi's slabs (heat_slab.cu), so that both launch the very same kernels and every cell gets the same
+// bits. Every kernel is instantiated and launched in heat_pass.cu alone: one copy of each in the library,
+// whose attributes (the dynamic shared memory limit) are set on the very function pointer that is
+// launched.
 #pragma once
 
+#include "cuda/device_context.cuh"
 #include "cuda/heat_blocked.cuh"
 
 #include <cuda_runtime.h>
@@ -9,19 +13,50 @@
 
 namespace gpk::cuda::heat {
 
-constexpr int kPassThreads = 256;
-constexpr int kMaxLevels = 4; // iterations per pass: 4 fits 128 registers, two blocks per SM
-constexpr auto pass_kernel_ = pass_kernel<kMaxLevels, kPassThreads>;
-constexpr size_t kPassShared = sizeof(PassShared<kMaxLevels, kPassThreads>);
+using PassFn = void (*)(Views, const double *, DeviceState *, PassShape, int, bool, bool, double *);
 
-// Strips of W columns; H rows per block chosen for `rows` rows of `cols` columns on the current device
-// (heat.cu). The shape's row range is the caller's to set.
-PassShape plan_pass_shape(size_t rows, size_t cols);
+// A pass kernel: up to T iterations a pass, `threads` threads a block, MinBlocks resident per SM (which caps
+// its registers).
+struct PassKernel {
+    int levels, threads, min_blocks;
+    PassFn plain, checking; // checking: the run's first pass, which also checks the inputs
+    size_t smem;            // dynamic shared memory of a block
+};
+
+// The kernel a run uses: `levels` (<= kernel->levels) iterations a pass at most, per_sm blocks resident per
+// SM.
+struct PassChoice {
+    const PassKernel *kernel;
+    int levels, per_sm;
+};
+
+// The kernel the knobs ask for (GPK_TEST_HEAT_KERNEL=T/B, GPK_TEST_HEAT_PASS_LEVELS=L; the default without
+// them), or where that one does not fit the device (shared memory, registers), the first of the list that
+// does (the same bits either way). Sets the chosen kernel's dynamic shared memory limit on the context's
+// device (DeviceContext::resident_blocks). Throws GPK_ERR_UNSUPPORTED where none fits.
+PassChoice choose_pass_kernel(DeviceContext &ctx);
+
+// Block height H for `rows` rows of `cols` columns: minimises the modelled time, (waves of resident blocks)
+// x (steps of one block: H plus the T-row overlaps and the pipeline's fill), so that neither a partly
+// filled last wave nor the overlaps cost much.
+int plan_rows_per_block(const PassChoice &choice, size_t rows, size_t cols, int multiprocessors);
 
 // Grid of a launch over `rows` rows with this shape.
 inline dim3 pass_grid(const PassShape &shape, size_t cols, size_t rows) {
     return dim3(unsigned((cols + shape.strip - 1) / shape.strip),
                 unsigned((rows + shape.rows_per_block - 1) / shape.rows_per_block));
 }
+
+// Launches a pass kernel (its checking form where `checking`) on `stream`. A failed launch becomes a
+// gpk::Error naming `what`, the grid, the block and the dynamic shared memory, and any CUDA error that was
+// pending before the launch (so that an earlier unchecked call is not taken for this launch's fault).
+void launch_pass(const PassKernel &k, bool checking, dim3 grid, cudaStream_t stream, const Views &g,
+                 const double *cond, DeviceState *state, const PassShape &shape, int levels, bool to_final,
+                 bool recompute, double *partials, const char *what);
+
+// Min, max and sum of each of rows first_row .. first_row + count - 1 of the newest grid (state->buffer)
+// into row_min/row_max/row_sum[0..count); skipped where `skip_if_converged` and the run has converged.
+void launch_row_stats(cudaStream_t stream, const Views &g, const DeviceState *state, bool skip_if_converged,
+                      size_t first_row, size_t count, double *row_min, double *row_max, double *row_sum);
 
 } // namespace gpk::cuda::heat

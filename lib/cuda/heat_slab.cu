@@ -1,12 +1,12 @@
 // The CUDA backend's heat slab (engine/heat_slab.hpp) for libgpk_mpi: the rank's rows stay on the device
-// between passes and are advanced by the whole-grid solver's own pass kernel (heat_pass.cuh), launched on a
-// range of rows. With a halo exchange, a pass launches the edge rows first (the first and last `depth` own
-// rows), copies them to pinned buffers on a second stream while the rows between compute, hands them to
-// the exchange on the host, and copies the received rows into the result's halo rows while the kernel
-// still runs (other rows of the same grid). Every iteration's maxdiff over the own rows comes back in one
-// small copy per pass.
+// between passes and are advanced by the whole-grid solver's own pass kernel, chosen the same way
+// (heat_pass.cuh: the one instantiation of each kernel, its shared memory limit set on the pointer
+// launched), launched on a range of rows. With a halo exchange, a pass launches the edge rows first (the
+// first and last `depth` own rows), copies them to pinned buffers on a second stream while the rows between
+// compute, hands them to the exchange on the host, and copies the received rows into the result's halo rows
+// while the kernel still runs (other rows of the same grid). Every iteration's maxdiff over the own rows
+// comes back in one small copy per pass.
 #include "cuda/device_context.cuh"
-#include "cuda/heat_kernels.cuh"
 #include "cuda/heat_pass.cuh"
 #include "cuda/heat_slab.cuh"
 #include "engine/error.hpp"
@@ -19,12 +19,6 @@
 namespace gpk::cuda {
 namespace {
 
-using heat::kMaxLevels;
-using heat::kPassShared;
-using heat::kPassThreads;
-using heat::pass_kernel_;
-
-constexpr int kStatsThreads = 256;
 constexpr int kLaunches = 3; // top edge, rows between, bottom edge
 
 // A launch's per-level block maxima: partials[level * blocks + b], `blocks` of them.
@@ -34,7 +28,7 @@ struct Partials {
 };
 
 // The largest of every launch's maxima for each level: out[level]. One block.
-__global__ void level_max_kernel(Partials a, Partials b, Partials c, int levels, double *out) {
+static __global__ void level_max_kernel(Partials a, Partials b, Partials c, int levels, double *out) {
     __shared__ double scratch[256 / 32];
     for (int k = 0; k < levels; ++k) {
         double m = 0.0;
@@ -50,10 +44,13 @@ __global__ void level_max_kernel(Partials a, Partials b, Partials c, int levels,
 class CudaHeatSlab final : public HeatSlab {
 public:
     CudaHeatSlab(DeviceContext &ctx, const HeatSlabJob &job);
-    unsigned max_levels() const override { return kMaxLevels; }
+    unsigned max_levels() const override { return unsigned(pass_.levels); }
     void pass(unsigned levels, size_t own_begin, size_t own_end, const HaloExchange *exchange,
               double *maxdiff) override;
-    void swap() override { std::swap(grids_.cells[0], grids_.cells[1]); }
+    void swap() override {
+        std::swap(grid_[0], grid_[1]);
+        std::swap(views_.v[heat::kGrid0], views_.v[heat::kGrid1]);
+    }
     void read_rows(size_t first, size_t count, double *out) override;
     void row_stats(size_t first, size_t count, double *mins, double *maxs, double *sums) override;
 
@@ -69,7 +66,12 @@ private:
     DeviceContext &ctx_;
     int device_;
     size_t rows_, cols_;
-    heat::Grids grids_{};
+    // Slab rows 0..rows-1 of grid b start at grid_[b] + row * pitch; views_ (current grid at kGrid0, the
+    // state's buffer) names them for the kernels: row r of view b is grid_[b] + r * pitch.
+    double *grid_[2] = {nullptr, nullptr};
+    size_t pitch_ = 0;
+    heat::Views views_{};
+    heat::PassChoice pass_{};
     heat::PassShape shape_{};
     DeviceBuffer cells_, cond_, partials_, level_max_, state_, row_stats_;
     PinnedBuffer halo_, host_level_max_;
@@ -86,35 +88,42 @@ CudaHeatSlab::CudaHeatSlab(DeviceContext &ctx, const HeatSlabJob &job)
     : ctx_(ctx), device_(ctx.device()), rows_(job.rows), cols_(job.cols) {
     const char *knob = std::getenv("GPK_TEST_MPI_OVERLAP");
     overlap_ = !(knob && std::string(knob) == "0");
-    const size_t pitch = (cols_ + 31) / 32 * 32;
-    cells_.reserve(2 * rows_ * pitch * sizeof(double));
+    pitch_ = (cols_ + 31) / 32 * 32;
+    cells_.reserve(2 * rows_ * pitch_ * sizeof(double));
     cond_.reserve((rows_ - 2) * cols_ * sizeof(double));
-    grids_ = heat::Grids{
-        {static_cast<double *>(cells_.get()), static_cast<double *>(cells_.get()) + rows_ * pitch},
-        pitch,
-        rows_ - 2,
-        cols_};
-    // The kernel's shared memory above the default 48 KiB, asked for from this translation unit too.
-    check(cudaFuncSetAttribute(pass_kernel_, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)kPassShared),
-          "cudaFuncSetAttribute (heat pass_kernel, slab)");
-    shape_ = heat::plan_pass_shape(rows_ - 2, cols_);
+    grid_[0] = static_cast<double *>(cells_.get());
+    grid_[1] = grid_[0] + rows_ * pitch_;
+    const long long P = (long long)pitch_, last = (long long)rows_ - 1;
+    views_.rows = rows_ - 2;
+    views_.cols = cols_;
+    for (int b : {heat::kGrid0, heat::kGrid1, heat::kInitial, heat::kFinal}) // no pass reads or writes 2, 3
+        views_.v[b] = heat::GridView{grid_[b & 1] + P, P, 0, last};
+    // The whole-grid solver's choice (and its shared memory limit set on the kernels launched), and block
+    // heights planned for the slab's rows; every kernel and height gives a cell the same bits.
+    pass_ = heat::choose_pass_kernel(ctx_);
+    const int T = pass_.kernel->levels;
+    const size_t levels = size_t(pass_.levels);
+    shape_.strip = pass_.kernel->threads - 2 * T;
+    shape_.rows_per_block = heat::plan_rows_per_block(pass_, rows_ - 2, cols_, ctx_.limits().multiprocessors);
     const dim3 whole = heat::pass_grid(shape_, cols_, rows_ - 2);
-    // Each slot holds the maxima of a launch of at most the whole slab's blocks plus one row of blocks.
-    slot_capacity_ = (size_t)whole.x * (whole.y + 1) * kMaxLevels;
+    // Each slot holds the maxima (T levels a block) of a launch of at most the whole slab's blocks plus one
+    // row of blocks.
+    slot_capacity_ = (size_t)whole.x * (whole.y + 1) * (size_t)T;
     partials_.reserve(kLaunches * slot_capacity_ * sizeof(double));
-    level_max_.reserve(kMaxLevels * sizeof(double));
-    host_level_max_.reserve(kMaxLevels * sizeof(double));
+    level_max_.reserve(levels * sizeof(double));
+    host_level_max_.reserve(levels * sizeof(double));
     state_.reserve(sizeof(heat::DeviceState));
     row_stats_.reserve(3 * rows_ * sizeof(double));
-    halo_.reserve(4 * kMaxLevels * cols_ * sizeof(double));
+    halo_.reserve(4 * levels * cols_ * sizeof(double));
     const cudaStream_t s = ctx_.main();
+    // The state: buffer kGrid0 (the current grid; swap() exchanges the views), never converged.
     check(cudaMemsetAsync(state_.get(), 0, sizeof(heat::DeviceState), s), "cudaMemsetAsync (slab state)");
     job.cells.each([&](size_t first, size_t count, const double *values) {
-        copy_rows(const_cast<double *>(values), grids_.cells[0], first, count, s, false);
+        copy_rows(const_cast<double *>(values), grid_[0], first, count, s, false);
     });
     for (size_t row : {size_t(0), rows_ - 1}) // the rows a pass keeps, in the other grid too
-        check(cudaMemcpyAsync(grids_.cells[1] + row * pitch, grids_.cells[0] + row * pitch,
-                              cols_ * sizeof(double), cudaMemcpyDeviceToDevice, s),
+        check(cudaMemcpyAsync(grid_[1] + row * pitch_, grid_[0] + row * pitch_, cols_ * sizeof(double),
+                              cudaMemcpyDeviceToDevice, s),
               "cudaMemcpyAsync (slab)");
     job.conductivity.each([&](size_t first, size_t count, const double *values) {
         check(cudaMemcpyAsync(static_cast<double *>(cond_.get()) + first * cols_, values,
@@ -132,19 +141,18 @@ void CudaHeatSlab::launch(size_t r0, size_t r1, int levels, int slot, cudaStream
     double *partials = static_cast<double *>(partials_.get()) + slot * slot_capacity_;
     slots_[slot] = Partials{partials, r1 > r0 ? int(grid.x * grid.y) : 0};
     if (r1 <= r0) return;
-    if ((size_t)grid.x * grid.y * kMaxLevels > slot_capacity_)
+    if ((size_t)grid.x * grid.y * (size_t)pass_.kernel->levels > slot_capacity_)
         fail(GPK_ERR_INTERNAL, "heat slab: more blocks than the partials hold");
-    pass_kernel_<<<grid, kPassThreads, kPassShared, s>>>(grids_, static_cast<const double *>(cond_.get()),
-                                                         static_cast<const heat::DeviceState *>(state_.get()),
-                                                         shape, levels, false, partials);
-    check_launch("heat pass_kernel (slab)");
+    heat::launch_pass(*pass_.kernel, false, grid, s, views_, static_cast<const double *>(cond_.get()),
+                      static_cast<heat::DeviceState *>(state_.get()), shape, levels, false, false, partials,
+                      "heat pass_kernel (slab)");
 }
 
 // Rows [first, first + count) of a grid from or to count * cols_ packed doubles of host memory.
 void CudaHeatSlab::copy_rows(double *host, const double *grid, size_t first, size_t count, cudaStream_t s,
                              bool to_host) {
-    const size_t row = cols_ * sizeof(double), pitch = grids_.pitch * sizeof(double);
-    double *device = const_cast<double *>(grid) + first * grids_.pitch;
+    const size_t row = cols_ * sizeof(double), pitch = pitch_ * sizeof(double);
+    double *device = const_cast<double *>(grid) + first * pitch_;
     check(to_host ? cudaMemcpy2DAsync(host, row, device, pitch, row, count, cudaMemcpyDeviceToHost, s)
                   : cudaMemcpy2DAsync(device, pitch, host, row, row, count, cudaMemcpyHostToDevice, s),
           "cudaMemcpy2DAsync (slab rows)");
@@ -155,14 +163,15 @@ void CudaHeatSlab::pass(unsigned levels, size_t own_begin, size_t own_end, const
     const bool exchanging = exchange && exchange->run;
     const size_t d = exchanging ? exchange->depth : 0;
     double *halo = reinterpret_cast<double *>(halo_.get());
-    double *const send[2] = {halo, halo + kMaxLevels * cols_};
-    double *const recv[2] = {halo + 2 * kMaxLevels * cols_, halo + 3 * kMaxLevels * cols_};
+    const size_t n = size_t(pass_.levels) * cols_;
+    double *const send[2] = {halo, halo + n};
+    double *const recv[2] = {halo + 2 * n, halo + 3 * n};
     ExchangeOnce once(exchange, send, recv);
     try {
         DeviceScope scope(device_);
-        if (levels < 1 || levels > (unsigned)kMaxLevels || own_begin < 1 || own_end > rows_ - 1 ||
+        if (levels < 1 || levels > unsigned(pass_.levels) || own_begin < 1 || own_end > rows_ - 1 ||
             own_begin >= own_end ||
-            (exchanging && (d < levels || d > (size_t)kMaxLevels || d > own_end - own_begin ||
+            (exchanging && (d < levels || d > size_t(pass_.levels) || d > own_end - own_begin ||
                             (exchange->up && own_begin < d) || (exchange->down && own_end + d > rows_))))
             fail(GPK_ERR_INTERNAL, "heat slab: a pass of " + std::to_string(levels) + " levels over rows " +
                                        std::to_string(own_begin) + ".." + std::to_string(own_end));
@@ -190,14 +199,14 @@ void CudaHeatSlab::exchanged_pass(int levels, size_t own_begin, size_t own_end, 
     if (!overlap_) launch(edge_top, edge_bottom, levels, 1, main); // the benchmark's reference
     edges_done_.record(main);
     edges_done_.make_wait(copies);
-    copy_rows(send[0], grids_.cells[1], own_begin, d, copies, true);
-    copy_rows(send[1], grids_.cells[1], own_end - d, d, copies, true);
+    copy_rows(send[0], grid_[1], own_begin, d, copies, true);
+    copy_rows(send[1], grid_[1], own_end - d, d, copies, true);
     sent_.record(copies);
     if (overlap_) launch(edge_top, edge_bottom, levels, 1, main);
     sent_.wait_host();
     once.run();
-    if (x.up) copy_rows(recv[0], grids_.cells[1], own_begin - d, d, copies, false);
-    if (x.down) copy_rows(recv[1], grids_.cells[1], own_end, d, copies, false);
+    if (x.up) copy_rows(recv[0], grid_[1], own_begin - d, d, copies, false);
+    if (x.down) copy_rows(recv[1], grid_[1], own_end, d, copies, false);
     check(cudaStreamSynchronize(copies), "cudaStreamSynchronize (slab halo)");
 }
 
@@ -215,18 +224,15 @@ void CudaHeatSlab::finish_pass(int levels, double *maxdiff) {
 
 void CudaHeatSlab::read_rows(size_t first, size_t count, double *out) {
     DeviceScope scope(device_);
-    copy_rows(out, grids_.cells[0], first, count, ctx_.main(), true);
+    copy_rows(out, grid_[0], first, count, ctx_.main(), true);
     ctx_.synchronize_main();
 }
 
 void CudaHeatSlab::row_stats(size_t first, size_t count, double *mins, double *maxs, double *sums) {
     DeviceScope scope(device_);
     double *rs = static_cast<double *>(row_stats_.get());
-    const int blocks = (int)std::min<size_t>((count + kStatsThreads / 32 - 1) / (kStatsThreads / 32), 2048);
-    heat::row_stats_kernel<kStatsThreads><<<blocks, kStatsThreads, 0, ctx_.main()>>>(
-        grids_, static_cast<const heat::DeviceState *>(state_.get()), false, first, count, rs, rs + count,
-        rs + 2 * count);
-    check_launch("heat row_stats_kernel (slab)");
+    heat::launch_row_stats(ctx_.main(), views_, static_cast<const heat::DeviceState *>(state_.get()), false,
+                           first, count, rs, rs + count, rs + 2 * count);
     const std::pair<double *, const double *> copies[3] = {
         {mins, rs}, {maxs, rs + count}, {sums, rs + 2 * count}};
     for (auto [to, from] : copies)
@@ -242,8 +248,9 @@ std::unique_ptr<HeatSlab> make_heat_slab(DeviceContext &ctx, const HeatSlabJob &
     return std::make_unique<CudaHeatSlab>(ctx, job);
 }
 
-unsigned heat_slab_levels() {
-    return kMaxLevels;
+unsigned heat_slab_levels(DeviceContext &ctx) {
+    DeviceScope scope(ctx.device());
+    return unsigned(heat::choose_pass_kernel(ctx).levels);
 }
 
 } // namespace gpk::cuda

@@ -13,7 +13,7 @@ class DeviceContext;
 // Throws gpk::Error (GPK_ERR_OUT_OF_MEMORY naming the bytes).
 std::unique_ptr<HeatSlab> make_heat_slab(DeviceContext &ctx, const HeatSlabJob &job);
 
-// The most iterations a slab pass takes.
-unsigned heat_slab_levels();
+// The most iterations a slab pass on the context's device takes: the whole-grid solver's pass length.
+unsigned heat_slab_levels(DeviceContext &ctx);
 
 } // namespace gpk::cuda

@@ -4,8 +4,8 @@
 // Three places to count in, by the number of slots:
 //   SharedTier  - block-private u32 copies in shared memory, one per lane (bank) of the warp, so that
 //                 neither equal samples nor any other pattern makes lanes collide;
-//   ClusterTier - one u32 copy spread over the shared memory of a thread-block cluster (sm_90), reached
-//                 through distributed shared memory;
+//   ClusterTier - one u32 copy spread over the shared memory of a thread-block cluster (sm_90): a block's
+//                 own slice directly, the others' through distributed shared memory;
 //   GlobalTier  - u64 atomics on the result, warp-aggregated so that equal samples cost one atomic.
 // u32 counters are flushed into the u64 result before any of them can overflow (kFlushSamples).
 #pragma once
@@ -102,34 +102,82 @@ struct SharedTier {
     }
 };
 
+// One window of the slots, [lo, lo + size), in one block's shared memory (a u32 counter each); samples of
+// other slots are passed over. Slots that do not fit one block are counted window by window, one launch
+// each over the same data: every add is a plain shared-memory atomic (the cluster tier sends half or more of
+// them to other blocks), at the cost of reading the data once per window.
+struct WindowTier {
+    unsigned *smem;
+    unsigned lo, size;
+
+    __device__ void init(unsigned *s) {
+        smem = s;
+        for (unsigned i = threadIdx.x; i < size; i += blockDim.x) smem[i] = 0;
+        __syncthreads();
+    }
+    __device__ __forceinline__ void add(unsigned long long slot) {
+        const unsigned long long at = slot - lo;
+        if (at < size) atomicAdd(smem + unsigned(at), 1u);
+    }
+    __device__ void flush(unsigned long long *counts) {
+        __syncthreads();
+        for (unsigned i = threadIdx.x; i < size; i += blockDim.x) {
+            const unsigned v = smem[i];
+            smem[i] = 0;
+            if (v) atomicAdd(counts + lo + i, (unsigned long long)v);
+        }
+        __syncthreads();
+    }
+};
+
 struct ClusterTier {
     unsigned *smem;
     unsigned slice_shift, slots;
+    // Slots held in the cluster's shared memory: all of them, or all but the last where that is the one
+    // channel's uncounted slot, which each thread counts in a register (`extra`) and flushes itself.
+    unsigned in_smem;
+    unsigned rank = 0;
+    unsigned long long extra = 0;
 
     // Clusters exist from sm_90 on; the dispatcher chooses this tier only there.
     __device__ void init(unsigned *s) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
         smem = s;
+        rank = cg::this_cluster().block_rank();
         for (unsigned i = threadIdx.x; i < (1u << slice_shift); i += blockDim.x) smem[i] = 0;
         cg::this_cluster().sync();
 #endif
     }
+    // A slot of this block's slice is counted in its own shared memory, another block's through
+    // distributed shared memory.
     __device__ __forceinline__ void add(unsigned long long slot) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-        unsigned rank = unsigned(slot >> slice_shift);
-        unsigned *owner = cg::this_cluster().map_shared_rank(smem, rank);
-        atomicAdd(owner + (unsigned(slot) & ((1u << slice_shift) - 1)), 1u);
+        if (slot >= in_smem) {
+            ++extra;
+            return;
+        }
+        unsigned owner_rank = unsigned(slot >> slice_shift), at = unsigned(slot) & ((1u << slice_shift) - 1);
+        if (owner_rank == rank)
+            atomicAdd(smem + at, 1u);
+        else
+            atomicAdd(cg::this_cluster().map_shared_rank(smem, owner_rank) + at, 1u);
 #endif
     }
     __device__ void flush(unsigned long long *counts) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
         cg::cluster_group cluster = cg::this_cluster();
         cluster.sync();
-        unsigned long long first = (unsigned long long)cluster.block_rank() << slice_shift;
+        unsigned long long first = (unsigned long long)rank << slice_shift;
         for (unsigned i = threadIdx.x; i < (1u << slice_shift); i += blockDim.x) {
             unsigned v = smem[i];
             smem[i] = 0;
-            if (v && first + i < slots) atomicAdd(counts + first + i, (unsigned long long)v);
+            if (v && first + i < in_smem) atomicAdd(counts + first + i, (unsigned long long)v);
+        }
+        if (in_smem < slots) { // the uncounted slot: a warp's counts summed, one atomic
+            unsigned long long v = extra;
+            for (int o = 16; o > 0; o /= 2) v += __shfl_xor_sync(0xffffffffu, v, o);
+            if (threadIdx.x % 32 == 0 && v) atomicAdd(counts + in_smem, v);
+            extra = 0;
         }
         cluster.sync();
 #endif
@@ -202,12 +250,64 @@ __device__ void count_span(Tier &tier, const T *p, size_t n, unsigned c0, const 
         add_sample<T, M>(tier, p[i], channel_at(i), r);
 }
 
+// With v = the sum of the `spread` copies of slot c*(bins+1) + b: hist[c*bins + b] = min(v, saturate) and
+// uncounted[c] = v of slot c*(bins+1) + bins, for slots first, first + stride, ... The counters are left at
+// zero for the next call. Loads bypass L1: the counts were added by other blocks' atomics.
+__device__ inline void finalize_slots(unsigned long long *counts, unsigned spread, unsigned long long bins,
+                                      unsigned channels, unsigned long long saturate,
+                                      unsigned long long *hist, unsigned long long *uncounted,
+                                      unsigned long long first, unsigned long long stride) {
+    unsigned long long slots = (bins + 1) * channels;
+    for (unsigned long long i = first; i < slots; i += stride) {
+        unsigned long long c = i / (bins + 1), b = i % (bins + 1), v = 0;
+        for (unsigned g = 0; g < spread; ++g) {
+            v += __ldcg(counts + g * slots + i);
+            counts[g * slots + i] = 0;
+        }
+        if (b < bins)
+            hist[c * bins + b] = (saturate && v > saturate) ? saturate : v;
+        else if (uncounted)
+            uncounted[c] = v;
+    }
+}
+
+__global__ void finalize_kernel(unsigned long long *counts, unsigned spread, unsigned long long bins,
+                                unsigned channels, unsigned long long saturate, unsigned long long *hist,
+                                unsigned long long *uncounted) {
+    finalize_slots(counts, spread, bins, channels, saturate, hist, uncounted,
+                   blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x,
+                   (unsigned long long)gridDim.x * blockDim.x);
+}
+
+// A count made in one launch finalises in it: the block that flushes last (a ticket counter, zero between
+// calls and reset by that block) does finalize_kernel's work, which saves a launch on small histograms.
+// hist null: finalize_kernel runs after the launch instead.
+struct Finish {
+    unsigned long long *hist = nullptr, *uncounted = nullptr;
+    unsigned long long bins = 0, saturate = 0;
+    unsigned channels = 1, spread = 1;
+    unsigned *done = nullptr;
+};
+
+__device__ inline void finish_in_last_block(const Finish &f, unsigned long long *counts) {
+    __shared__ bool last;
+    __threadfence(); // this thread's flushes are visible before its block takes a ticket
+    __syncthreads();
+    if (threadIdx.x == 0) last = atomicAdd(f.done, 1u) == gridDim.x - 1;
+    __syncthreads();
+    if (!last) return;
+    __threadfence();
+    finalize_slots(counts, f.spread, f.bins, f.channels, f.saturate, f.hist, f.uncounted, threadIdx.x,
+                   blockDim.x);
+    if (threadIdx.x == 0) *f.done = 0;
+}
+
 // One span (rows == 1): the whole grid shares it, in rounds of kFlushSamples per block. Several rows: each
 // block takes rows in turn. Every block runs the same number of rounds so that flushes (cluster barriers
 // in ClusterTier) line up.
 template <class T, Mode M, class Tier>
 __global__ void __launch_bounds__(kBlockThreads)
-    histogram_kernel(Span2D span, BinRule rule, Tier tier, unsigned long long *counts) {
+    histogram_kernel(Span2D span, BinRule rule, Tier tier, unsigned long long *counts, Finish finish) {
     extern __shared__ unsigned smem[];
     tier.init(smem);
     if (span.rows == 1) {
@@ -238,26 +338,7 @@ __global__ void __launch_bounds__(kBlockThreads)
         }
     }
     tier.flush(counts);
-}
-
-// With v = the sum of the `spread` copies of slot c*(bins+1) + b: hist[c*bins + b] = min(v, saturate) and
-// uncounted[c] = v of slot c*(bins+1) + bins. The counters are left at zero for the next call.
-__global__ void finalize_kernel(unsigned long long *counts, unsigned spread, unsigned long long bins,
-                                unsigned channels, unsigned long long saturate, unsigned long long *hist,
-                                unsigned long long *uncounted) {
-    unsigned long long slots = (bins + 1) * channels;
-    for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < slots;
-         i += (unsigned long long)gridDim.x * blockDim.x) {
-        unsigned long long c = i / (bins + 1), b = i % (bins + 1), v = 0;
-        for (unsigned g = 0; g < spread; ++g) {
-            v += counts[g * slots + i];
-            counts[g * slots + i] = 0;
-        }
-        if (b < bins)
-            hist[c * bins + b] = (saturate && v > saturate) ? saturate : v;
-        else if (uncounted)
-            uncounted[c] = v;
-    }
+    if (finish.hist) finish_in_last_block(finish, counts);
 }
 
 } // namespace gpk::cuda::hist

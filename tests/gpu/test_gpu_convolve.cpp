@@ -3,7 +3,8 @@
 // 1e-12 for f64, integer outputs within 1), row padding never written; every kernel (fixed 3/5/9 and general
 // 2D, both separable passes, min/max folding), every border, filters larger than the image, misaligned
 // pointers and images larger than a faked device (bands with halos), for host pageable, host pinned and
-// device pointers, with and without a caller stream.
+// device pointers, with and without a caller stream. GPK_TEST_ONLY=name,... runs the named groups only
+// (laplacian, kernels, strip, fused, fit, misaligned, beyond_device, row_limit, beyond_2_32).
 #include "convolve_params.hpp"
 #include "gpu_common.hpp"
 #include "periodic_image.hpp"
@@ -322,6 +323,121 @@ void test_strip_kernel(gpu::Contexts &ctxs) {
     std::printf("strip kernel: %zu cases\n", cases);
 }
 
+// The fused separable kernel (convolve_fused.cuh: single-channel f32 sums, square filters of its built
+// sizes) on device and staged images: widths around its 128-element strips, heights around its 8-row batches
+// and runs of rows, every border, plain or normalised f32 outputs and u8 outputs. Against the CPU backend
+// within SPEC's tolerance, and bit-identical to the two passes (GPK_TEST_CONV_FUSED=off), which add in the
+// same order.
+void test_fused_separable(gpu::Contexts &ctxs) {
+    const bool quick = gpu::quick();
+    const std::vector<size_t> widths =
+        quick ? std::vector<size_t>{1, 129} : std::vector<size_t>{1, 127, 128, 129, 300};
+    const std::vector<size_t> heights =
+        quick ? std::vector<size_t>{9} : std::vector<size_t>{1, 8, 9, 67, 600};
+    const char *filters[] = {"realsep:3:3", "realsep:17:17", "realsep:65:65", "realsep:33:33"};
+    uint64_t seed = 9000;
+    size_t cases = 0;
+    for (const char *filter : filters) {
+        if (quick && filter != filters[0] && filter != filters[2]) continue;
+        for (size_t w : widths)
+            for (size_t h : heights)
+                for (gpk_border b : kBorders) {
+                    // u8 outputs of plain sums (rounded, saturated); f32 outputs plain or divided by the sum
+                    // (a relative error the division keeps).
+                    const bool to_u8 = (w + h + size_t(b)) % 3 == 0, by_sum = !to_u8 && (w + h) % 2 == 0;
+                    ConvCase k{GPK_F32,
+                               to_u8 ? GPK_U8 : GPK_F32,
+                               w,
+                               h,
+                               1,
+                               filter,
+                               b,
+                               by_sum ? GPK_NORMALIZE_SUM : GPK_NORMALIZE_NONE,
+                               GPK_ACCUMULATE_F32};
+                    gpk_filter *f = make_filter(k.filter, seed);
+                    std::vector<unsigned char> img = make_image(k, seed + 1);
+                    seed += 2;
+                    std::vector<unsigned char> want(k.out_stride() * k.height, kPoison);
+                    const gpk_status st = convolve(ctxs.cpu, k, f, img.data(), want.data());
+                    if (st != GPK_OK) { // random taps that sum to 0 under sum normalisation
+                        gpk_filter_destroy(f);
+                        continue;
+                    }
+                    const std::string what = describe(k) + " fused";
+                    const Memory mem = (cases % 7 == 3) ? Memory::pageable : Memory::device;
+                    run_on(ctxs.cuda, nullptr, mem, mem, k, f, img, want, false, what);
+                    // The same call on device images, fused and not: the same bits.
+                    std::vector<unsigned char> outs[2];
+                    for (int fused = 0; fused < 2; ++fused) {
+                        if (!fused) setenv("GPK_TEST_CONV_FUSED", "off", 1);
+                        Block in(Memory::device, img.size()), out(Memory::device, want.size());
+                        in.upload(img.data());
+                        outs[fused].assign(want.size(), kPoison);
+                        out.upload(outs[fused].data());
+                        CHECK_OK(ctxs.cuda, convolve(ctxs.cuda, k, f, in.get(), out.get()));
+                        out.download(outs[fused].data());
+                        unsetenv("GPK_TEST_CONV_FUSED");
+                    }
+                    CHECK_MSG(outs[0] == outs[1], what + ": fused and two-pass results differ");
+                    gpk_filter_destroy(f);
+                    ++cases;
+                }
+    }
+    std::printf("fused separable kernel: %zu cases\n", cases);
+}
+
+// Where the fused kernel's block does not fit the device (its static and dynamic shared memory over the
+// limit per block), the two passes run instead: never an error. The limit is faked lower with
+// GPK_TEST_SHARED_LIMIT; GPK_TEST_CONV_FUSED=require turns the fallback into GPK_ERR_UNSUPPORTED, which shows
+// the boundary: the smallest limit L at which the fused kernel runs. At L and at L - 1 (two passes) a plain
+// call gives the two passes' bits. 65 taps: 48 KiB of dynamic shared memory and a little static, more than
+// a kernel may have without raising its limit (the first GPU run refused these filters).
+void test_fused_fit_boundary(gpu::Contexts &ctxs) {
+    for (const char *filter : {"realsep:3:3", "realsep:65:65"}) {
+        ConvCase k{GPK_F32,           GPK_F32, 133, 21, 1, filter, GPK_BORDER_REFLECT, GPK_NORMALIZE_NONE,
+                   GPK_ACCUMULATE_F32};
+        gpk_filter *f = make_filter(k.filter, 77);
+        const std::vector<unsigned char> img = make_image(k, 78);
+        Block in(Memory::device, img.size()), out(Memory::device, k.out_stride() * k.height);
+        in.upload(img.data());
+        auto call = [&](const char *fused, size_t limit, std::vector<unsigned char> *got) {
+            if (fused) setenv("GPK_TEST_CONV_FUSED", fused, 1);
+            if (limit) setenv("GPK_TEST_SHARED_LIMIT", std::to_string(limit).c_str(), 1);
+            std::vector<unsigned char> poison(k.out_stride() * k.height, kPoison);
+            out.upload(poison.data());
+            const gpk_status st = convolve(ctxs.cuda, k, f, in.get(), out.get());
+            unsetenv("GPK_TEST_CONV_FUSED");
+            unsetenv("GPK_TEST_SHARED_LIMIT");
+            if (got) {
+                got->resize(poison.size());
+                out.download(got->data());
+            }
+            return st;
+        };
+        const std::string what = describe(k);
+        std::vector<unsigned char> two_pass, got;
+        CHECK_OK(ctxs.cuda, call("off", 0, &two_pass));
+        CHECK_OK(ctxs.cuda, call("require", 0, &got)); // every built size fits a device of compute 7.5+
+        CHECK_MSG(got == two_pass, what + ": fused and two-pass results differ");
+        size_t lo = 0, hi = 1 << 20; // require fails at lo (0: no limit is not a limit), succeeds at hi
+        while (hi - lo > 1) {
+            const size_t mid = (lo + hi) / 2;
+            (call("require", mid, nullptr) == GPK_OK ? hi : lo) = mid;
+        }
+        std::printf("%s: the fused kernel runs from a shared-memory limit of %zu bytes a block\n", filter,
+                    hi);
+        CHECK_MSG(hi > 1024, what + ": boundary " + std::to_string(hi));
+        if (std::string(filter) == "realsep:65:65")
+            CHECK_MSG(hi > 48 * 1024, what + ": boundary " + std::to_string(hi) + " not above 48 KiB");
+        CHECK_STATUS(ctxs.cuda, call("require", hi - 1, nullptr), GPK_ERR_UNSUPPORTED);
+        for (size_t limit : {hi - 1, hi}) {
+            CHECK_OK(ctxs.cuda, call(nullptr, limit, &got));
+            CHECK_MSG(got == two_pass, what + ": limit " + std::to_string(limit) + ": result differs");
+        }
+        gpk_filter_destroy(f);
+    }
+}
+
 // Pointers not aligned to their sample type: the CUDA backend answers as the CPU backend does.
 void test_misaligned(gpu::Contexts &ctxs) {
     ConvCase k{GPK_U16, GPK_F32, 57, 31, 1, "lp5", GPK_BORDER_CLAMP, GPK_NORMALIZE_NONE, GPK_ACCUMULATE_AUTO};
@@ -523,12 +639,17 @@ void test_row_limit() {
 int main() {
     gpu::require_device();
     gpu::Contexts ctxs;
-    test_laplacian_by_hand(ctxs);
-    test_kernels(ctxs);
-    test_strip_kernel(ctxs);
-    test_misaligned(ctxs);
-    test_beyond_device_memory(ctxs);
-    test_row_limit();
-    test_beyond_2_32();
+    // GPK_TEST_ONLY=name,name runs only the named groups (sanitizer runs pick the kernels they look at).
+    const char *only = std::getenv("GPK_TEST_ONLY");
+    auto wanted = [&](const char *name) { return !only || std::strstr(only, name) != nullptr; };
+    if (wanted("laplacian")) test_laplacian_by_hand(ctxs);
+    if (wanted("kernels")) test_kernels(ctxs);
+    if (wanted("strip")) test_strip_kernel(ctxs);
+    if (wanted("fused")) test_fused_separable(ctxs);
+    if (wanted("fit")) test_fused_fit_boundary(ctxs);
+    if (wanted("misaligned")) test_misaligned(ctxs);
+    if (wanted("beyond_device")) test_beyond_device_memory(ctxs);
+    if (wanted("row_limit")) test_row_limit();
+    if (wanted("beyond_2_32")) test_beyond_2_32();
     return check::finish("test_gpu_convolve");
 }

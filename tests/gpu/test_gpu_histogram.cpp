@@ -169,11 +169,23 @@ void test_layouts(gpu::Contexts &ctxs) {
     run_case(ctxs, {GPK_U8, 301, 77, 3, 5, 100, 0, 100, 0, Case::random}, 3);
     run_case(ctxs, {GPK_U8, 129, 65, 2, 0, 300, 0, 300, 0, Case::random}, 4);
     run_case(ctxs, {GPK_U8, 333, 41, 4, 3, 7, 3.5, 200.25, 0, Case::random}, 5);
-    // u16: direct 65536 bins need more than a block's shared memory (a cluster's on sm_90); on 4 channels
-    // more than a cluster's (global atomics).
+    // u16: direct 65536 bins need more than a block's shared memory (two windows of it, one launch each); on
+    // 4 channels more than two windows or a cluster (global atomics).
     run_case(ctxs, {GPK_U16, 1031, 37, 1, 6, 65536, 0, 65536, 0, Case::random}, 6);
     run_case(ctxs, {GPK_U16, 211, 37, 4, 6, 65536, 0, 65536, 0, Case::random}, 60);
     run_case(ctxs, {GPK_U16, 1000, 30, 1, 2, 1000, 0, 65536, 0, Case::random}, 7);
+    // Slots over one block's shared memory: the window tier (the default: one launch per window of the
+    // slots), then the cluster tier (GPK_TEST_HIST_CLUSTER: clusters of 2, 4 and 8 blocks), which with a
+    // single channel keeps the uncounted slot out of the cluster (each thread counts it): u32 direct bins
+    // with samples past the last bin, general f32 bins with NaN, infinities and samples outside the range,
+    // two channels of u16.
+    for (const char *blocks : {"", "2", "4", "8"}) {
+        if (*blocks) setenv("GPK_TEST_HIST_CLUSTER", blocks, 1);
+        run_case(ctxs, {GPK_U32, 1503, 41, 1, 4, 65536, 0, 65536, 0, Case::random}, 70);
+        run_case(ctxs, {GPK_F32, 997, 23, 1, 0, 70000, 0, 1, 0, Case::random}, 71);
+        run_case(ctxs, {GPK_U16, 40000, 1, 2, 0, 40000, 0, 40000, 0, Case::random}, 72);
+    }
+    unsetenv("GPK_TEST_HIST_CLUSTER");
     // u32: the lab (1024 bins saturating at 255, 3984 of 4096 values per row), and 2^20 bins (global tier).
     run_case(ctxs, {GPK_U32, 3984, 100 * s, 1, 112 * 4, 1024, 0, 1024, 255, Case::lab}, 8);
     run_case(ctxs, {GPK_U32, 4096, 64, 1, 0, size_t(1) << 20, 0, double(1 << 20), 0, Case::random}, 9);

@@ -546,8 +546,8 @@ void sweep_rows() {
 
 // The CUDA backend's specialised kernels at the edges of their tiles: u8 3x3 byte taps (the strip kernel:
 // plain, sum with each divider, signed, min/max), u8 5x5 and 9x9 (four outputs a thread), f32 3x3, 5x5 and
-// 9x9, f32 separable filters of up to 17 taps (fixed-length row and column kernels). The CPU backend runs
-// them too.
+// 9x9, f32 separable filters of up to 17 taps (fixed-length row and column kernels), square f32 separable
+// filters of 1..65 taps (the fused kernel). The CPU backend runs them too.
 void sweep_kernels() {
     Tally t("specialised kernels");
     struct Kind {
@@ -580,6 +580,25 @@ void sweep_kernels() {
             k.width = n / k.channels;
             k.height = rows_within(n, size_t(sep ? kh + kw : kh * kw), 150000, pick_of(kEdgeRows));
             const Filter f = make_filter(sep, kh, kw, kd.taps, kd.in);
+            check_case(t, k, f, random_setup(k));
+        }
+    // The fused separable kernel (CUDA: single-channel f32 sums, square filters): every odd length 1..65,
+    // widths around its 128-element strips, heights around its 8-row batches and its runs of rows (a run is
+    // at least 4 (K - 1) rows, rounded up to whole batches).
+    const size_t fused_widths[] = {1, 2, 9, 127, 128, 129, 255, 256, 257, 385};
+    for (int len = 1; len <= 65; len += 2)
+        for (int c = 0; c < 3; ++c) {
+            const size_t n = pick_of(fused_widths);
+            Case k = random_case(n, 1);
+            k.channels = 1;
+            k.width = n;
+            k.in_type = GPK_F32, k.out_type = pick(0, 3) ? GPK_F32 : GPK_U8, k.acc = GPK_ACCUMULATE_F32;
+            if (pick(0, 3)) k.norm = pick(0, 1) ? GPK_NORMALIZE_NONE : GPK_NORMALIZE_SUM;
+            const size_t run = std::max<size_t>(8, (4 * size_t(len - 1) + 7) / 8 * 8);
+            const size_t heights[] = {1, 7, 8, 9, 17, run - 1, run, run + 1, 2 * run + 9};
+            k.height = rows_within(k.width, size_t(2 * len), 5000000, pick_of(heights));
+            const Filter f =
+                make_filter(true, len, len, pick(0, 1) ? TapKind::real : TapKind::positive_real, GPK_F32);
             check_case(t, k, f, random_setup(k));
         }
 }

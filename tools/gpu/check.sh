@@ -6,6 +6,7 @@
 #   others   the suites api, cli, mpi (on CUDA ranks where a device is found) and python, 8 at a time
 #   mpi      tests/mpi/test_mpi_gpu on 2 ranks sharing the GPU, and bench_mpi_heat 16384^2 on 1, 2 and 4 ranks
 #            (BENCH_RANKS), runs of 1000 and 2000 iterations (BENCH_ITER)
+#   pybench  bench/bench_python.py: gpk from Python beside cupyx.scipy.ndimage and cupy.bincount/histogram
 #   sanitize compute-sanitizer memcheck, racecheck, initcheck and synccheck on every GPU test program in its
 #            small mode (GPK_TEST_SMALL=1 GPK_TEST_QUICK=1; SANITIZE_TESTS="test_gpu_heat ..." picks them;
 #            memcheck with --leak-check full, the tests' own free-memory comparison off), as time allows
@@ -19,7 +20,7 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl_va
 B=${B:-build-check}
 START=$(date +%s)
 BUDGET=${BUDGET:-560}
-STAGES=${STAGES:-build gpu others mpi sanitize}
+STAGES=${STAGES:-build gpu others mpi pybench sanitize}
 ROWS=()
 row() { ROWS+=("$(printf '%-44s %s' "$1" "$2")"); }
 left() { echo $((BUDGET - ($(date +%s) - START))); }
@@ -68,6 +69,11 @@ if want mpi; then
         run "bench_mpi_heat 16384 -np $np" 150 mpi.log $M -np $np $B/tests/mpi/bench_mpi_heat 16384 ${BENCH_ITER:-1000} 3
     done
     grep -E '^(one|ranks|plain|halo) ' "$OUT/mpi.log" | while read -r l; do row "  $l" ""; done
+fi
+if want pybench; then
+    run "bench_python.py" 90 pybench.log env GPK_LIBRARY="$PWD/$B/lib/libgpk.so.0.1.0" PYTHONPATH="$PWD/bindings/python" \
+        python3 bench/bench_python.py
+    grep -E 'x$|^gpk |^case|largest' "$OUT/pybench.log" | while read -r l; do row "  $l" ""; done
 fi
 if want sanitize; then
     for t in ${SANITIZE_TESTS:-$(ls $B/tests/gpu/ | grep -E '^test_gpu_[a-z_]+$')}; do
