@@ -1,9 +1,12 @@
-// Heat throughput over MPI ranks (tools/gpu/mpi.sh runs it on the H100): `bench_mpi_heat N ITER [REPS]`
-// times N x N f64 heat runs of ITER and 2 ITER iterations, each the median of REPS (default 3) after a
-// warm-up, on the ranks' own contexts (gpk_mpi_context_create: CUDA where a device is usable), and gives
-// the time per iteration from their difference (a call's fixed cost cancels) and that fixed cost:
+// Heat throughput over MPI ranks (tools/gpu/check.sh and mpi.sh run it on the H100):
+// `bench_mpi_heat N ITER [REPS]` runs N x N f64 heat for 3 ITER iterations, REPS times (default 3) after a
+// warm-up, on the ranks' own contexts (gpk_mpi_context_create: CUDA where a device is usable). The time per
+// iteration is taken inside the loop, from the progress callbacks at iterations ITER and 3 ITER (seconds
+// since the loop started; the slowest rank's), so that a call's uploads and set-up (seconds at 16384^2 from
+// pageable memory) do not enter it; the call's fixed cost is its wall time less 3 ITER such iterations.
+// Medians over the repeats:
 //   one    gpk_heat_run of the whole grid (on one rank only: run it with -np 1);
-//   ranks  gpk_mpi_heat_run, every rank its default block (the time of the slowest rank);
+//   ranks  gpk_mpi_heat_run, every rank its default block;
 //   plain  the same with GPK_TEST_MPI_OVERLAP=0: the exchange after every row instead of beside the rows
 //          away from the edges (what the overlap hides is plain - ranks);
 //   halo   one halo exchange as the solver makes it (k rows of N doubles to each neighbour, Isend/Irecv,
@@ -32,28 +35,41 @@ double now() {
     return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-// The per-iteration time from runs of `iter` and 2 * `iter` iterations (a call's fixed cost, uploads and
-// set-up, cancels out), and that fixed cost.
-void line(const char *what, size_t n, size_t iter, double once, double twice) {
-    const double per = (twice - once) / double(iter), fixed = once - per * double(iter);
+void line(const char *what, size_t n, size_t iter, double per, double fixed) {
     if (g_rank == 0)
         std::printf("%-6s %d %zu %zu %.4f %.2f fixed_s %.4f\n", what, g_size, n, iter, 1e3 * per,
                     double(n) * double(n) / per / 1e9, fixed);
 }
 
-// Times `run` (collective) REPS times after a warm-up: the slowest rank's time, median over the repeats.
-template <class Run> double timed(int reps, Run &&run) {
+// The loop's clock at iterations ITER and 3 ITER, from the progress callback.
+struct Clock {
+    size_t first = 0;
+    double at_first = 0, at_last = 0;
+};
+
+int on_progress(size_t niter, double, double time, void *user) {
+    Clock &c = *static_cast<Clock *>(user);
+    if (niter == c.first) c.at_first = time;
+    if (niter == 3 * c.first) c.at_last = time;
+    return 0;
+}
+
+// Runs `run` (collective) REPS times after a warm-up; medians of the slowest rank's in-loop time per
+// iteration and of its call's wall time less the iterations.
+template <class Run> void timed(const char *what, size_t n, size_t iter, int reps, Clock &clock, Run &&run) {
     run();
-    std::vector<double> times;
+    std::vector<double> per, fixed;
     for (int r = 0; r < reps; ++r) {
+        clock.at_first = clock.at_last = 0;
         MPI_Barrier(MPI_COMM_WORLD);
         double t0 = now();
         run();
-        double t = now() - t0;
-        MPI_Allreduce(MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-        times.push_back(t);
+        double v[2] = {now() - t0, (clock.at_last - clock.at_first) / double(2 * iter)};
+        MPI_Allreduce(MPI_IN_PLACE, v, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+        per.push_back(v[1]);
+        fixed.push_back(v[0] - v[1] * double(3 * iter));
     }
-    return median(times);
+    line(what, n, iter, median(per), median(fixed));
 }
 
 } // namespace
@@ -89,24 +105,23 @@ int main(int argc, char **argv) {
     gpk_heat_params_init(&p);
     p.rows = n;
     p.cols = n;
-    p.maxiter = iter;
+    p.maxiter = 3 * iter;
+    Clock clock;
+    clock.first = iter;
+    p.on_progress = on_progress;
+    p.progress_interval = iter;
+    p.user_data = &clock;
     gpk_status status = GPK_OK;
-    auto both = [&](const char *what, auto &&run) {
-        p.maxiter = iter;
-        const double once = timed(reps, run);
-        p.maxiter = 2 * iter;
-        const double twice = timed(reps, run);
-        line(what, n, iter, once, twice);
-    };
     if (g_size == 1)
-        both("one", [&] { status = gpk_heat_run(ctx, &p, t.data(), c.data(), out.data(), nullptr); });
+        timed("one", n, iter, reps, clock,
+              [&] { status = gpk_heat_run(ctx, &p, t.data(), c.data(), out.data(), nullptr); });
     auto ranks = [&] {
         status =
             gpk_mpi_heat_run(ctx, MPI_COMM_WORLD, &p, begin, count, t.data(), c.data(), out.data(), nullptr);
     };
-    both("ranks", ranks);
+    timed("ranks", n, iter, reps, clock, ranks);
     setenv("GPK_TEST_MPI_OVERLAP", "0", 1);
-    both("plain", ranks);
+    timed("plain", n, iter, reps, clock, ranks);
     unsetenv("GPK_TEST_MPI_OVERLAP");
     if (status != GPK_OK && g_rank == 0) std::fprintf(stderr, "heat: %s\n", gpk_context_last_error(ctx));
     // One halo exchange of k = 4 rows (the CPU and CUDA passes' length) with each neighbour.
