@@ -15,6 +15,7 @@
 #include "engine/heat_rules.hpp"
 #include "common/semantics.hpp"
 #include <cstdio>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -308,6 +309,30 @@ void check_resume(cuda::DeviceContext &ctx, size_t N, size_t M, const std::vecto
     }
 }
 
+void check_slab_exchange(cuda::DeviceContext &ctx, size_t N, size_t M, const std::vector<double> &padded,
+                         const std::vector<double> &c, const Ref &full);
+
+// A slab of `rows` rows of the padded grid (rows 0..N+1) from row lo.
+std::unique_ptr<HeatSlab> padded_slab(cuda::DeviceContext &ctx, const std::vector<double> &padded,
+                                      const std::vector<double> &c, size_t M, size_t lo, size_t rows) {
+    HeatSlabJob job;
+    job.rows = rows;
+    job.cols = M;
+    job.cells.data[0] = padded.data() + lo * M;
+    job.cells.counts[0] = rows;
+    job.conductivity.data[0] = c.data() + lo * M;
+    job.conductivity.counts[0] = rows - 2;
+    return cuda::make_heat_slab(ctx, job);
+}
+
+// The maxdiff of iteration k + 1 over rows [a, b) of the padded grid.
+double rows_maxdiff(const Ref &full, size_t M, size_t a, size_t b, size_t k) {
+    double want = 0;
+    for (size_t q = (a - 1) * M; q < (b - 1) * M; ++q)
+        want = std::max(want, std::fabs(full.hist[k + 1][q] - full.hist[k][q]));
+    return want;
+}
+
 // libgpk_mpi's slab: the whole grid over many passes, then row ranges one pass each.
 void check_slab(cuda::DeviceContext &ctx, size_t N, size_t M, const std::vector<double> &t,
                 const std::vector<double> &c) {
@@ -362,14 +387,7 @@ void check_slab(cuda::DeviceContext &ctx, size_t N, size_t M, const std::vector<
             for (size_t lv : {size_t(1), L}) {
                 if (b <= a || b > N + 1) continue;
                 const size_t lo = a > lv ? a - lv : 0, hi = std::min(N + 1, b - 1 + lv), rows = hi - lo + 1;
-                HeatSlabJob job;
-                job.rows = rows;
-                job.cols = M;
-                job.cells.data[0] = padded.data() + lo * M;
-                job.cells.counts[0] = rows;
-                job.conductivity.data[0] = c.data() + lo * M;
-                job.conductivity.counts[0] = rows - 2;
-                auto slab = cuda::make_heat_slab(ctx, job);
+                auto slab = padded_slab(ctx, padded, c, M, lo, rows);
                 std::vector<double> md(lv), out((b - a) * M);
                 slab->pass(unsigned(lv), a - lo, b - lo, nullptr, md.data());
                 slab->swap();
@@ -378,13 +396,71 @@ void check_slab(cuda::DeviceContext &ctx, size_t N, size_t M, const std::vector<
                                          " levels " + std::to_string(lv);
                 EXPECT(same(out.data(), full.hist[lv].data() + (a - 1) * M, (b - a) * M), what + ": rows");
                 bool md_ok = true;
-                for (size_t k = 0; k < lv; ++k) {
-                    double want = 0;
-                    for (size_t q = (a - 1) * M; q < (b - 1) * M; ++q)
-                        want = std::max(want, std::fabs(full.hist[k + 1][q] - full.hist[k][q]));
-                    md_ok &= md[k] == want;
-                }
+                for (size_t k = 0; k < lv; ++k) md_ok &= md[k] == rows_maxdiff(full, M, a, b, k);
                 EXPECT(md_ok, what + ": maxdiffs");
+            }
+    check_slab_exchange(ctx, N, M, padded, c, full);
+}
+
+// The exchange of a slab pass: checks the rows sent against the reference after `level` iterations and
+// receives the neighbours' rows from it.
+struct Exchange {
+    const Ref *full;
+    size_t M, a, b, d, level;
+    bool sent_ok = true;
+};
+void exchange_rows(void *user, double *const send[2], double *const recv[2]) {
+    Exchange &x = *static_cast<Exchange *>(user);
+    const std::vector<double> &g = x.full->hist[x.level];
+    const size_t n = x.d * x.M; // padded row r is interior row r - 1
+    x.sent_ok &=
+        same(send[0], g.data() + (x.a - 1) * x.M, n) && same(send[1], g.data() + (x.b - 1 - x.d) * x.M, n);
+    if (x.a > 1) std::copy_n(g.data() + (x.a - 1 - x.d) * x.M, n, recv[0]);
+    if (x.b < x.full->hist[0].size() / x.M + 1) std::copy_n(g.data() + (x.b - 1) * x.M, n, recv[1]);
+}
+
+// Own rows [a, b) of the padded grid with d rows of neighbours beyond each inner end: two passes of `lv`
+// levels with halo exchanges (the exchange fed from the reference), overlapped or not.
+void check_slab_exchange(cuda::DeviceContext &ctx, size_t N, size_t M, const std::vector<double> &padded,
+                         const std::vector<double> &c, const Ref &full) {
+    const size_t d = cuda::heat_slab_levels(ctx);
+    const size_t cases[][2] = {
+        {1 + d, N + 1 - d}, {1, N + 1 - d}, {1 + d, N + 1}, {1 + 2 * d, N + 1 - 2 * d}};
+    for (auto ab : cases)
+        for (size_t lv : {d, size_t(1)})
+            for (const char *overlap : {"1", "0"}) {
+                const size_t a = ab[0], b = ab[1];
+                if (b > N + 1 || a >= b || b - a < d) continue;
+                const bool up = a > 1, down = b < N + 1;
+                const size_t lo = up ? a - d : 0, hi = down ? b - 1 + d : N + 1, rows = hi - lo + 1;
+                setenv("GPK_TEST_MPI_OVERLAP", overlap, 1);
+                auto slab = padded_slab(ctx, padded, c, M, lo, rows);
+                unsetenv("GPK_TEST_MPI_OVERLAP");
+                Exchange ex{&full, M, a, b, d, 0};
+                HaloExchange x;
+                x.depth = d;
+                x.up = up;
+                x.down = down;
+                x.run = exchange_rows;
+                x.user = &ex;
+                std::vector<double> md(lv);
+                bool md_ok = true;
+                for (size_t done = 0; done < 2 * lv; done += lv) {
+                    ex.level = done + lv;
+                    slab->pass(unsigned(lv), a - lo, b - lo, &x, md.data());
+                    slab->swap();
+                    for (size_t k = 0; k < lv; ++k) md_ok &= md[k] == rows_maxdiff(full, M, a, b, done + k);
+                }
+                std::vector<double> out((b - a) * M);
+                slab->read_rows(a - lo, b - a, out.data());
+                const std::string what = std::to_string(N) + "x" + std::to_string(M) +
+                                         " slab exchanging rows " + std::to_string(a) + ".." +
+                                         std::to_string(b) + " levels " + std::to_string(lv) + " overlap " +
+                                         overlap;
+                EXPECT(ex.sent_ok, what + ": rows sent");
+                EXPECT(md_ok, what + ": maxdiffs");
+                EXPECT(same(out.data(), full.hist[2 * lv].data() + (a - 1) * M, (b - a) * M),
+                       what + ": rows");
             }
 }
 
