@@ -3,6 +3,7 @@
 #   build    release, sm_90, MPI and the Python package (the torch venv's python3, which has NumPy, CuPy
 #            and PyTorch, first on PATH), every target (build-check/)
 #   gpu      the Meson suite gpu (every GPU test, the convolution sweep included), one test at a time
+#   heatbench bench/bench_heat (gpk beside the naive peer, every pass kernel, a call's fixed cost)
 #   others   the suites api, cli, mpi (on CUDA ranks where a device is found) and python, 8 at a time
 #   mpi      tests/mpi/test_mpi_gpu on 2 ranks sharing the GPU, and bench_mpi_heat 16384^2 on 1, 2 and 4 ranks
 #            (BENCH_RANKS), runs of 1000 and 2000 iterations (BENCH_ITER)
@@ -20,7 +21,7 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl_va
 B=${B:-build-check}
 START=$(date +%s)
 BUDGET=${BUDGET:-560}
-STAGES=${STAGES:-build gpu others mpi pybench sanitize}
+STAGES=${STAGES:-build gpu heatbench others mpi pybench sanitize}
 ROWS=()
 row() { ROWS+=("$(printf '%-44s %s' "$1" "$2")"); }
 left() { echo $((BUDGET - ($(date +%s) - START))); }
@@ -48,13 +49,17 @@ run() {
 
 if want build; then
     [ -d $B ] || meson setup $B -Dgpu_archs=90 -Dbuildtype=release -Dbindings=disabled -Dmpi=enabled \
-        -Dpython=enabled >"$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log"; exit 1; }
+        -Dpython=enabled -Dbench=true >"$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log"; exit 1; }
     run build 330 build.log ninja -C $B || { tail -40 "$OUT/build.log"; printf '%s\n' "${ROWS[@]}"; exit 1; }
 fi
 if want gpu; then
     run "suite gpu" 300 gpu.log meson test -C $B --suite gpu --no-rebuild --num-processes 1 --print-errorlogs
     cp $B/meson-logs/testlog.txt "$OUT/gpu-testlog.txt" 2>/dev/null
     grep -E '^ *[0-9]+/[0-9]+ ' "$OUT/gpu.log" | sed 's/^ */  /' | while read -r l; do row "$l" ""; done
+fi
+if want heatbench; then
+    run "bench_heat" 90 heatbench.log $B/bench/bench_heat
+    grep -E 'gpk |kernel 6/2|fixed cost' "$OUT/heatbench.log" | cut -c1-150 | while read -r l; do row "  $l" ""; done
 fi
 if want others; then
     run "suites api cli mpi python" 200 others.log meson test -C $B --suite api --suite cli --suite mpi \
