@@ -18,14 +18,6 @@ static std::string cell(size_t k, size_t cols) {
            std::to_string(k % cols) + ")";
 }
 
-size_t first_bad_temperature(const double *t, size_t n) {
-    return first_bad(t, n, BadTemperature{});
-}
-
-size_t first_bad_conductivity(const double *c, size_t n) {
-    return first_bad(c, n, BadConductivity{});
-}
-
 void invalid_temperature(size_t k, size_t cols, double v) {
     invalid("tinit" + cell(k, cols) + " is " + format_value(v) + "; temperatures must be finite");
 }
@@ -37,8 +29,8 @@ void invalid_conductivity(size_t k, size_t cols, double v) {
 void check_heat_inputs(const double *tinit, const double *conductivity, size_t rows, size_t cols,
                        size_t first_row) {
     const size_t n = rows * cols, at = first_row * cols;
-    if (size_t k = first_bad_temperature(tinit, n); k < n) invalid_temperature(at + k, cols, tinit[k]);
-    if (size_t k = first_bad_conductivity(conductivity, n); k < n)
+    if (size_t k = first_bad(tinit, n, BadTemperature{}); k < n) invalid_temperature(at + k, cols, tinit[k]);
+    if (size_t k = first_bad(conductivity, n, BadConductivity{}); k < n)
         invalid_conductivity(at + k, cols, conductivity[k]);
 }
 

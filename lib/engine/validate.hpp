@@ -52,9 +52,6 @@ inline __attribute__((always_inline)) size_t first_bad(const double *v, size_t n
     return n;
 }
 
-// first_bad for temperatures and conductivities (compiled for baseline x86-64).
-size_t first_bad_temperature(const double *t, size_t n);
-size_t first_bad_conductivity(const double *c, size_t n);
 // GPK_ERR_INVALID_ARGUMENT naming tinit[k] (or conductivity[k]) of a grid `cols` wide, and its value.
 [[noreturn]] void invalid_temperature(size_t k, size_t cols, double v);
 [[noreturn]] void invalid_conductivity(size_t k, size_t cols, double v);
