@@ -46,6 +46,25 @@ __global__ void fill_inputs(double *t, double *c, size_t n) {
     }
 }
 
+// An N x N heat problem on the device: tinit and conductivities filled by fill_inputs, and room for tfinal.
+struct DeviceInputs {
+    double *t = nullptr, *c = nullptr, *out = nullptr;
+    explicit DeviceInputs(size_t cells) {
+        BENCH_CHECK(cudaMalloc(&t, cells * sizeof(double)));
+        BENCH_CHECK(cudaMalloc(&c, cells * sizeof(double)));
+        BENCH_CHECK(cudaMalloc(&out, cells * sizeof(double)));
+        fill_inputs<<<4096, 256>>>(t, c, cells);
+        BENCH_CHECK(cudaDeviceSynchronize());
+    }
+    ~DeviceInputs() {
+        cudaFree(t);
+        cudaFree(c);
+        cudaFree(out);
+    }
+    DeviceInputs(const DeviceInputs &) = delete;
+    DeviceInputs &operator=(const DeviceInputs &) = delete;
+};
+
 // ---- the naive peer: grids of (N+2) x (M+2) with halo columns, as SPEC §1 describes them ----
 
 __global__ void peer_load(const double *t, double *g, int n, int m) {
@@ -252,12 +271,8 @@ void kernel_sweep(gpk_context *ctx, int n, const double *t, const double *c, dou
 
 void bench_size(gpk_context *ctx, int n, size_t extra, int peer_iters) {
     const size_t cells = (size_t)n * n;
-    double *t, *c, *out;
-    BENCH_CHECK(cudaMalloc(&t, cells * sizeof(double)));
-    BENCH_CHECK(cudaMalloc(&c, cells * sizeof(double)));
-    BENCH_CHECK(cudaMalloc(&out, cells * sizeof(double)));
-    fill_inputs<<<4096, 256>>>(t, c, cells);
-    BENCH_CHECK(cudaDeviceSynchronize());
+    const DeviceInputs in(cells);
+    double *t = in.t, *c = in.c, *out = in.out;
     double peer_ms, bad;
     {
         Peer peer(t, n, n);
@@ -303,9 +318,6 @@ void bench_size(gpk_context *ctx, int n, size_t extra, int peer_iters) {
             n, n, up + up2 + down, up, up2, 2 * gb / ((up + up2) * 1e-3), down, gb / (down * 1e-3));
     }
     std::fflush(stdout);
-    cudaFree(t);
-    cudaFree(c);
-    cudaFree(out);
     if (bad != 0) std::exit(1);
 }
 
@@ -333,17 +345,12 @@ int main(int argc, char **argv) {
     if (argc >= 3 && std::strcmp(argv[1], "profile") == 0) {
         // `bench_heat profile N [ITERS]`: two calls on an N x N device grid, for a profiler to look at.
         const int n = std::atoi(argv[2]);
-        const size_t iters = argc >= 4 ? (size_t)std::atoll(argv[3]) : 16, cells = (size_t)n * n;
-        double *t, *c, *out;
-        BENCH_CHECK(cudaMalloc(&t, cells * sizeof(double)));
-        BENCH_CHECK(cudaMalloc(&c, cells * sizeof(double)));
-        BENCH_CHECK(cudaMalloc(&out, cells * sizeof(double)));
-        fill_inputs<<<4096, 256>>>(t, c, cells);
-        BENCH_CHECK(cudaDeviceSynchronize());
+        const size_t iters = argc >= 4 ? (size_t)std::atoll(argv[3]) : 16;
+        const DeviceInputs in((size_t)n * n);
         // Twice: the first call also makes the context's buffers, the second is the steady state.
         for (const char *which : {"first", "second"})
             std::printf("%s call, %zu iterations: %.3f ms\n", which, iters,
-                        run_gpk(ctx, n, n, iters, t, c, out));
+                        run_gpk(ctx, n, n, iters, in.t, in.c, in.out));
         gpk_context_destroy(ctx);
         return 0;
     }
