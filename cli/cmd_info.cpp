@@ -62,7 +62,11 @@ int run_info(const Args &args) {
     if (parsed.has("help")) {
         std::printf(
             "Usage: gpk info\nPrints the gpk version, the backend a run would use, the CPU threads, and\n"
-            "every CUDA device (or why none is usable).\n\nOptions:\n%s",
+            "every CUDA device (or why none is usable); under mpirun, the ranks, and whether more ranks of "
+            "a\n"
+            "node than it has devices share them (and whether a CUDA MPS server lets them run side by "
+            "side).\n"
+            "\nOptions:\n%s",
             options_help(kInfoOptions).c_str());
         return kExitOk;
     }
@@ -74,11 +78,14 @@ int run_info(const Args &args) {
     std::printf("%s\n", ranks::describe().c_str());
     int count = 0;
     if (gpk_device_count(&count) != GPK_OK) {
+        count = 0;
         std::printf("CUDA devices: none usable: %s\n", gpk_context_last_error(nullptr));
-        return kExitOk;
+    } else {
+        std::printf("CUDA devices: %d\n", count);
+        for (int i = 0; i < count; ++i) print_device(i);
     }
-    std::printf("CUDA devices: %d\n", count);
-    for (int i = 0; i < count; ++i) print_device(i);
+    const std::string sharing = ranks::describe_sharing(count); // collective under mpirun
+    if (!sharing.empty()) std::printf("%s\n", sharing.c_str());
     return kExitOk;
 }
 

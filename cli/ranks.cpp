@@ -9,6 +9,7 @@
 
 #include <climits>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #endif
 
@@ -100,6 +101,26 @@ std::string describe() {
            std::to_string(g_rank) + ")";
 }
 
+std::string describe_sharing(int devices) {
+    if (!g_active) return "";
+    MPI_Comm node;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, g_rank, MPI_INFO_NULL, &node);
+    int local = 1;
+    MPI_Comm_size(node, &local);
+    MPI_Comm_free(&node);
+    if (devices < 1 || local <= devices) return "";
+    const char *dir = std::getenv("CUDA_MPS_PIPE_DIRECTORY");
+    const std::string pipe = std::string(dir && *dir ? dir : "/tmp/nvidia-mps") + "/control";
+    struct stat st;
+    const bool mps = stat(pipe.c_str(), &st) == 0 && S_ISFIFO(st.st_mode);
+    std::string line = "GPU sharing: " + std::to_string(local) + " ranks on this node share " +
+                       std::to_string(devices) + " CUDA device" + (devices > 1 ? "s" : "") + "; ";
+    return line + (mps ? "CUDA MPS control pipe found (" + pipe + "): their kernels can run side by side"
+                       : "no CUDA MPS control pipe at " + pipe +
+                             ": their kernels take turns on the device (start the MPS server with "
+                             "nvidia-cuda-mps-control -d; README, MPI)");
+}
+
 Context open_context(gpk_backend backend) {
     if (!g_active) return gpkcli::open_context(backend);
     gpk_context_options opts;
@@ -186,6 +207,10 @@ int size() {
 
 std::string describe() {
     return "MPI: not built (libgpk_mpi needs MPI at build time: -Dmpi=enabled)";
+}
+
+std::string describe_sharing(int) {
+    return "";
 }
 
 Context open_context(gpk_backend backend) {

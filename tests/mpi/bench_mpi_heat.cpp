@@ -9,10 +9,11 @@
 //   ranks  gpk_mpi_heat_run, every rank its default block;
 //   plain  the same with GPK_TEST_MPI_OVERLAP=0: the exchange after every row instead of beside the rows
 //          away from the edges (what the overlap hides is plain - ranks);
-//   halo   one halo exchange as the solver makes it (k rows of N doubles to each neighbour, Isend/Irecv,
-//          host buffers), median of 50, and the bytes a rank sends per pass.
+//   halo   one halo exchange as the solver makes it (k rows of N doubles to each neighbour, k the slab's
+//          pass length, Isend/Irecv, host buffers), median of 50, and the bytes a rank sends per pass.
 // Prints one line a measurement: "what ranks N iter ms_per_iteration GCells_per_s fixed_s SECONDS", and
 // "halo ranks N rows seconds bytes_per_neighbour BYTES".
+#include "gpk_internal.h"
 #include "gpk_mpi.h"
 
 #include <algorithm>
@@ -124,8 +125,9 @@ int main(int argc, char **argv) {
     timed("plain", n, iter, reps, clock, ranks);
     unsetenv("GPK_TEST_MPI_OVERLAP");
     if (status != GPK_OK && g_rank == 0) std::fprintf(stderr, "heat: %s\n", gpk_context_last_error(ctx));
-    // One halo exchange of k = 4 rows (the CPU and CUDA passes' length) with each neighbour.
-    const int k = 4, up = g_rank > 0 ? g_rank - 1 : MPI_PROC_NULL,
+    // One halo exchange of k rows (the slab's pass length on this backend: 6 on CUDA, 4 on the CPU) with
+    // each neighbour.
+    const int k = int(gpk_internal_heat_slab_levels(ctx)), up = g_rank > 0 ? g_rank - 1 : MPI_PROC_NULL,
               down = g_rank + 1 < g_size ? g_rank + 1 : MPI_PROC_NULL;
     std::vector<double> send(2 * k * n, 1.0), recv(2 * k * n);
     std::vector<double> times;

@@ -7,6 +7,7 @@
 #include "process.hpp"
 
 #include <csignal>
+#include <cstdlib>
 #include <cstdio>
 #include <cstring>
 #include <dirent.h>
@@ -187,6 +188,13 @@ void test_histogram_and_convolve(const std::string &pat) {
 void test_info_and_failure() {
     proc::Result info = ranks({"info"});
     CHECK_MSG(info.code == 0 && info.out.find(g_np + " rank") != std::string::npos, info.out + info.err);
+    // One node here: more ranks than CUDA devices (the GPU machine) are named as sharing them.
+    const size_t at = info.out.find("CUDA devices: ");
+    const int devices = at == std::string::npos ? 0 : std::atoi(info.out.c_str() + at + 14);
+    const bool shared = devices >= 1 && std::atoi(g_np.c_str()) > devices;
+    const std::string sharing =
+        "GPU sharing: " + g_np + " ranks on this node share " + std::to_string(devices);
+    CHECK_MSG((info.out.find(sharing) != std::string::npos) == shared, info.out);
     proc::Result bad = ranks({"heat", "-c", path("missing.pgm")});
     size_t lines = 0;
     for (char c : bad.err) lines += c == '\n';

@@ -9,6 +9,9 @@
 #   bench     bench_mpi_heat 16384^2 f64 on 1 process (gpk_heat_run, and gpk_mpi_heat_run on 1 rank), then 2
 #             (then 4) ranks on the one GPU, each overlapped and not (GPK_TEST_MPI_OVERLAP=0): ms per iteration
 #             from runs of 100 and 200 iterations, and one halo exchange of 4 rows of 16384 doubles
+#   mps       where nvidia-cuda-mps-control exists: the MPS server started for this script only (its pipes
+#             under /tmp/gpk-mps), gpk info on 2 ranks (its GPU sharing line), test_mpi_gpu and bench_mpi_heat
+#             on 2 and 4 ranks under it, the server stopped
 #   cli       gpk heat on the course pattern, one process against mpirun -np 2 and 3 (--backend cuda)
 #   gpuheat   test_gpu_heat's groups that the checkpoint and row-mean changes touch (awkward sizes,
 #             convergence, cancellation, determinism, checkpoints, pat1): the CUDA solver against the CPU
@@ -57,9 +60,10 @@ ranks() { # NP: test_mpi_gpu on NP ranks
     run "ranks$1" 120 ranks.log $MPIRUN -np $1 $B/tests/mpi/test_mpi_gpu
     row "test_mpi_gpu on $1 ranks of one H100, exit $?" "$(grep -E 'test_mpi_gpu on' "$OUT/ranks.log" | tail -1)"
 }
-bench() { # NP REPS: bench_mpi_heat on NP ranks
-    run "bench np$1" 150 bench.log $MPIRUN -np $1 $B/tests/mpi/bench_mpi_heat $N $ITER $2 ||
-        row "bench_mpi_heat -np $1" "exit $? (see bench.log)"
+bench() { # NP REPS [LOG]: bench_mpi_heat on NP ranks
+    local log=${3:-bench.log}
+    run "bench np$1" 150 $log $MPIRUN -np $1 $B/tests/mpi/bench_mpi_heat $N $ITER $2 ||
+        row "bench_mpi_heat -np $1" "exit $? (see $log)"
 }
 N=${N:-16384}
 ITER=${ITER:-100}
@@ -71,6 +75,29 @@ bench 1 3
 bench 2 3
 ranks 4
 bench 4 2
+
+# mps
+if command -v nvidia-cuda-mps-control >/dev/null && [ "$(left)" -gt 120 ]; then
+    export CUDA_MPS_PIPE_DIRECTORY=/tmp/gpk-mps/pipe CUDA_MPS_LOG_DIRECTORY=/tmp/gpk-mps/log
+    mkdir -p $CUDA_MPS_PIPE_DIRECTORY $CUDA_MPS_LOG_DIRECTORY
+    if nvidia-cuda-mps-control -d; then
+        $MPIRUN -np 2 $B/cli/gpk info >/tmp/gpk-info.txt 2>&1
+        row "gpk info on 2 ranks under MPS" "$(grep -o 'GPU sharing.*' /tmp/gpk-info.txt | cut -c1-90)"
+        cat /tmp/gpk-info.txt >>"$OUT/info.txt"
+        run "ranks2 mps" 120 ranks.log $MPIRUN -np 2 $B/tests/mpi/test_mpi_gpu
+        row "test_mpi_gpu on 2 ranks under MPS, exit $?" "$(grep -E 'test_mpi_gpu on' "$OUT/ranks.log" | tail -1)"
+        bench 2 3 bench-mps.log
+        bench 4 2 bench-mps.log
+        echo quit | nvidia-cuda-mps-control
+        sleep 1
+    else
+        row "MPS" "nvidia-cuda-mps-control -d failed"
+    fi
+    unset CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY
+fi
+$MPIRUN -np 2 $B/cli/gpk info >/tmp/gpk-info.txt 2>&1
+row "gpk info on 2 ranks, no MPS" "$(grep -o 'GPU sharing.*' /tmp/gpk-info.txt | cut -c1-90)"
+cat /tmp/gpk-info.txt >>"$OUT/info.txt"
 
 # cli
 if [ -n "${GPK_TEST_DATA:-}" ]; then
@@ -92,13 +119,18 @@ row "test_gpu_heat (CUDA vs CPU, checkpoints), exit $?" "$(grep -E 'checks' "$OU
 
 one=$(awk '$1 == "one" {print $5}' "$OUT/bench.log" | tail -1)
 row "heat f64 ${N}^2, ms per iteration (GCells/s)" "variant ranks: time, throughput vs one process"
-while read -r what ranks n iter ms gcells _; do
-    ratio=$(awk -v a="$one" -v b="$ms" 'BEGIN { if (a > 0 && b > 0) printf "%.3f", a / b; else print "-" }')
-    row "  $what, $ranks rank(s)" "$ms ms ($gcells GCells/s), throughput x$ratio of one process"
-done < <(awk '$1 == "one" || $1 == "ranks" || $1 == "plain"' "$OUT/bench.log")
-while read -r _ ranks n k secs _ bytes; do
-    row "  halo exchange, $ranks ranks, $k rows x $n doubles" "$(awk -v s="$secs" 'BEGIN { printf "%.1f us", s * 1e6 }') ($bytes bytes per neighbour)"
-done < <(awk '$1 == "halo" && $2 > 1' "$OUT/bench.log")
+throughput() { # LOG LABEL
+    [ -f "$OUT/$1" ] || return 0
+    while read -r what ranks n iter ms gcells _; do
+        ratio=$(awk -v a="$one" -v b="$ms" 'BEGIN { if (a > 0 && b > 0) printf "%.3f", a / b; else print "-" }')
+        row "  $what, $ranks rank(s)$2" "$ms ms ($gcells GCells/s), throughput x$ratio of one process"
+    done < <(awk '$1 == "one" || $1 == "ranks" || $1 == "plain"' "$OUT/$1")
+    while read -r _ ranks n k secs _ bytes; do
+        row "  halo exchange, $ranks ranks, $k rows x $n doubles$2" "$(awk -v s="$secs" 'BEGIN { printf "%.1f us", s * 1e6 }') ($bytes bytes per neighbour)"
+    done < <(awk '$1 == "halo" && $2 > 1' "$OUT/$1")
+}
+throughput bench.log ""
+throughput bench-mps.log ", MPS"
 
 echo
 echo "== summary ($(($(date +%s) - START)) s)"
