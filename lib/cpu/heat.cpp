@@ -189,22 +189,16 @@ const double *HeatSolver::level_row(const double *ring, unsigned level, size_t r
     return ring + (level * 3 + row % 3) * pitch_;
 }
 
-// One band's wavefront: level s (iteration s of the pass) computes row j at step j + s - 1, after
-// level s-1 has produced rows j-1..j+1. Level s covers the own rows widened by (iterations - s) on
-// each side, so the last level needs nothing from the neighbours.
+// One band's wavefront (band_wavefront); the first pass reads tinit row by row into the ring, checking it
+// and the conductivities on the way, and the last level may go to tfinal with the rows' statistics.
 void HeatSolver::band_pass(unsigned part, const PassMode &mode) {
     const unsigned iterations = mode.iterations;
     size_t r0 = 1 + n_ * part / parts_, r1 = 1 + n_ * (part + 1) / parts_;
     double *ring = rings_ + size_t(part) * 3 * max_pass_ * pitch_;
     double maxdiff[kMaxPassIterations] = {}; // local: the bands' slots share a cache line
     BandCheck check;
-    auto lo = [&](unsigned s) {
-        size_t w = iterations - s;
-        return r0 > w + 1 ? r0 - w : size_t(1);
-    };
-    auto hi = [&](unsigned s) { return std::min(n_ + 1, r1 + (iterations - s)); };
     // The first pass's level 0: tinit row j goes to ring slot j % 3 just before level 1 needs it.
-    size_t loaded = lo(1) - 1;
+    size_t loaded = band_first_row(r0, iterations) - 1;
     auto load_tinit_row = [&](size_t j) {
         const double *values = job_.tinit + (j - 1) * m_;
         if (mode.check_inputs && check.temperature == SIZE_MAX)
@@ -212,28 +206,22 @@ void HeatSolver::band_pass(unsigned part, const PassMode &mode) {
         load_padded_row(ring + (j % 3) * pitch_, values, m_);
     };
     if (mode.from_tinit && loaded >= 1) load_tinit_row(loaded);
-    for (size_t step = lo(1); step + 1 < hi(1) + iterations; ++step) {
-        for (unsigned s = 1; s <= iterations; ++s) {
-            if (step + 1 < s) break;
-            size_t j = step + 1 - s;
-            if (j < lo(s) || j >= hi(s)) continue;
-            const double *cond = job_.conductivity + (j - 1) * m_;
-            if (s == 1 && mode.from_tinit) {
-                for (; loaded < std::min(j + 1, n_); ++loaded) load_tinit_row(loaded + 1);
-                if (mode.check_inputs && check.conductivity == SIZE_MAX)
-                    if (size_t k = bad_conductivity_in(cond, m_); k < m_)
-                        check.conductivity = (j - 1) * m_ + k;
-            }
-            const bool last = s == iterations;
-            double *out = !last            ? ring + (s * 3 + j % 3) * pitch_ + 1
-                          : mode.final_out ? mode.final_out + (j - 1) * m_
-                                           : dst_ + j * pitch_ + 1;
-            double d = update_row(level_row(ring, s - 1, j - 1), level_row(ring, s - 1, j),
-                                  level_row(ring, s - 1, j + 1), cond, out, m_, !(last && mode.final_out));
-            if (j >= r0 && j < r1) maxdiff[s - 1] = std::max(maxdiff[s - 1], d);
-            if (last && mode.stats) row_stats_[j - 1] = row_stats(out, m_);
+    band_wavefront(r0, r1, n_ + 1, iterations, [&](unsigned s, size_t j) {
+        const double *cond = job_.conductivity + (j - 1) * m_;
+        if (s == 1 && mode.from_tinit) {
+            for (; loaded < std::min(j + 1, n_); ++loaded) load_tinit_row(loaded + 1);
+            if (mode.check_inputs && check.conductivity == SIZE_MAX)
+                if (size_t k = bad_conductivity_in(cond, m_); k < m_) check.conductivity = (j - 1) * m_ + k;
         }
-    }
+        const bool last = s == iterations;
+        double *out = !last            ? ring + (s * 3 + j % 3) * pitch_ + 1
+                      : mode.final_out ? mode.final_out + (j - 1) * m_
+                                       : dst_ + j * pitch_ + 1;
+        double d = update_row(level_row(ring, s - 1, j - 1), level_row(ring, s - 1, j),
+                              level_row(ring, s - 1, j + 1), cond, out, m_, !(last && mode.final_out));
+        if (j >= r0 && j < r1) maxdiff[s - 1] = std::max(maxdiff[s - 1], d);
+        if (last && mode.stats) row_stats_[j - 1] = row_stats(out, m_);
+    });
     std::copy(maxdiff, maxdiff + iterations, band_maxdiff_ + size_t(part) * max_pass_);
     checks_[part] = check;
 }

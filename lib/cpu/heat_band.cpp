@@ -97,30 +97,15 @@ const double *level_row(const PassGrid &g, const double *ring, unsigned level, s
 
 } // namespace
 
-// Level s (iteration s of the pass) computes row j at step j + s - 1, after level s-1 has produced rows
-// j-1..j+1. Level s covers the band widened by (levels - s) on each side, so the last level needs nothing
-// from beyond it.
 void band_pass(const PassGrid &g, size_t r0, size_t r1, unsigned levels, double *ring, double *maxdiff_out) {
     if (levels > kMaxBandLevels) fail(GPK_ERR_INTERNAL, "heat: a band pass of more than 32 iterations");
     double maxdiff[kMaxBandLevels] = {}; // local: the callers' slots may share a cache line
-    const size_t last = g.rows - 1;      // the fixed row below
-    auto lo = [&](unsigned s) {
-        size_t w = levels - s;
-        return r0 > w + 1 ? r0 - w : size_t(1);
-    };
-    auto hi = [&](unsigned s) { return std::min(last, r1 + (levels - s)); };
-    for (size_t step = lo(1); step + 1 < hi(1) + levels; ++step) {
-        for (unsigned s = 1; s <= levels; ++s) {
-            if (step + 1 < s) break;
-            size_t j = step + 1 - s;
-            if (j < lo(s) || j >= hi(s)) continue;
-            double *out = s == levels ? g.dst + j * g.pitch : ring + ((s - 1) * 3 + j % 3) * g.pitch;
-            double d =
-                update_row(level_row(g, ring, s - 1, j - 1), level_row(g, ring, s - 1, j),
-                           level_row(g, ring, s - 1, j + 1), g.cond + (j - 1) * g.m, out + 1, g.m, true);
-            if (j >= r0 && j < r1) maxdiff[s - 1] = std::max(maxdiff[s - 1], d);
-        }
-    }
+    band_wavefront(r0, r1, g.rows - 1, levels, [&](unsigned s, size_t j) {
+        double *out = s == levels ? g.dst + j * g.pitch : ring + ((s - 1) * 3 + j % 3) * g.pitch;
+        double d = update_row(level_row(g, ring, s - 1, j - 1), level_row(g, ring, s - 1, j),
+                              level_row(g, ring, s - 1, j + 1), g.cond + (j - 1) * g.m, out + 1, g.m, true);
+        if (j >= r0 && j < r1) maxdiff[s - 1] = std::max(maxdiff[s - 1], d);
+    });
     std::copy(maxdiff, maxdiff + levels, maxdiff_out);
 }
 

@@ -37,6 +37,31 @@ inline size_t band_ring_doubles(unsigned levels, size_t pitch) {
     return size_t(3) * (levels > 0 ? levels - 1 : 0) * pitch;
 }
 
+// The wavefront of a band pass: level s (iteration s of the pass, 1..levels) computes row j at step
+// j + s - 1, after level s-1 has produced rows j-1..j+1. Level s covers the band [r0, r1) widened by
+// (levels - s) on each side (within 1..last-1, `last` the fixed row below), so the last level needs nothing
+// from beyond it. Calls visit(s, j) for every level and row in that order.
+template <class Visit>
+void band_wavefront(size_t r0, size_t r1, size_t last, unsigned levels, Visit &&visit) {
+    auto lo = [&](unsigned s) {
+        size_t w = levels - s;
+        return r0 > w + 1 ? r0 - w : size_t(1);
+    };
+    auto hi = [&](unsigned s) { return r1 + (levels - s) < last ? r1 + (levels - s) : last; };
+    for (size_t step = lo(1); step + 1 < hi(1) + levels; ++step) {
+        for (unsigned s = 1; s <= levels; ++s) {
+            if (step + 1 < s) break;
+            size_t j = step + 1 - s;
+            if (j >= lo(s) && j < hi(s)) visit(s, j);
+        }
+    }
+}
+
+// The first row a band_wavefront's level 1 computes.
+inline size_t band_first_row(size_t r0, unsigned levels) {
+    return r0 > levels ? r0 - (levels - 1) : size_t(1);
+}
+
 // Advances rows [r0, r1) (within 1..rows-2) from src by `levels` iterations into dst, as a wavefront that
 // keeps the intermediate iterations in `ring` (band_ring_doubles); rows beyond the band are recomputed
 // from src, up to `levels` of them on each side. maxdiff[s] receives the largest |difference| of
