@@ -267,14 +267,7 @@ Row laplacian_minmax(Images &im, gpk_context *gpu, gpk_context *cpu, cudaStream_
 
 } // namespace
 
-// Arguments, if any, name the groups to run: u8, f32, separable, minmax (default: all).
-bool wanted(int argc, char **argv, const char *group) {
-    if (argc < 2) return true;
-    for (int i = 1; i < argc; ++i)
-        if (std::strcmp(argv[i], group) == 0) return true;
-    return false;
-}
-
+// Arguments, if any, name the groups to run (bench::wanted): u8, f32, separable, minmax (default: all).
 int main(int argc, char **argv) {
     bench::print_device();
     cudaStream_t s;
@@ -300,13 +293,13 @@ int main(int argc, char **argv) {
     CK(cudaGetLastError());
     CK(cudaStreamSynchronize(s));
     std::vector<Row> rows;
-    if (wanted(argc, argv, "u8"))
+    if (bench::wanted(argc, argv, "u8"))
         for (int k : {3, 5, 9}) rows.push_back(box_u8(k, im, gpu, cpu, s, npp, ceil));
-    if (wanted(argc, argv, "f32"))
+    if (bench::wanted(argc, argv, "f32"))
         for (int k : {3, 9}) rows.push_back(box_f32(k, im, gpu, cpu, s, npp, ceil));
-    if (wanted(argc, argv, "separable"))
+    if (bench::wanted(argc, argv, "separable"))
         for (int r : {8, 32}) rows.push_back(separable_f32(r, im, gpu, cpu, s, npp, ceil));
-    if (wanted(argc, argv, "minmax")) rows.push_back(laplacian_minmax(im, gpu, cpu, s, ceil));
+    if (bench::wanted(argc, argv, "minmax")) rows.push_back(laplacian_minmax(im, gpu, cpu, s, ceil));
     bench::print_table(rows);
     gpk_context_destroy(g_sync);
     gpk_context_destroy(gpu);

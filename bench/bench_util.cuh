@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -186,6 +187,14 @@ inline void print_call_floor() {
         1e3 * launch_sync, q_dev, q_host);
     CK(cudaFree(dev));
     CK(cudaStreamDestroy(s));
+}
+
+// Arguments, if any, name the groups of cases to run (default: all).
+inline bool wanted(int argc, char **argv, const char *group) {
+    if (argc < 2) return true;
+    for (int i = 1; i < argc; ++i)
+        if (std::strcmp(argv[i], group) == 0) return true;
+    return false;
 }
 
 inline void print_device() {
