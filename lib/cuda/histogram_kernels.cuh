@@ -222,11 +222,15 @@ __device__ __forceinline__ void add_vector(Tier &tier, const Vec16<T> &w, unsign
 }
 
 // Counts p[0..n) whose first sample is of channel c0, with thread `tid` of `nthreads`: a scalar head up to
-// 16-byte alignment, 16-byte loads two at a time, a scalar tail.
+// 16-byte alignment, 16-byte loads two at a time, a scalar tail. Single-channel modes load the next two
+// vectors before counting the current two, so that a thread's loads are in flight while it adds (without,
+// the u8 8192^2 case read DRAM at 50% of its peak); the other modes' registers have no room for them (they
+// spilled).
 template <class T, Mode M, class Tier>
 __device__ void count_span(Tier &tier, const T *p, size_t n, unsigned c0, const BinRule &r, size_t tid,
                            size_t nthreads) {
     constexpr size_t V = 16 / sizeof(T);
+    constexpr bool prefetch = single_channel(M);
     auto channel_at = [&](size_t i) { return r.channels == 1 ? 0u : unsigned((c0 + i) % r.channels); };
     size_t misaligned = (reinterpret_cast<uintptr_t>(p) % 16) / sizeof(T);
     size_t head = misaligned ? (V - misaligned < n ? V - misaligned : n) : 0;
@@ -234,16 +238,29 @@ __device__ void count_span(Tier &tier, const T *p, size_t n, unsigned c0, const 
     const uint4 *body = reinterpret_cast<const uint4 *>(p + head);
     size_t nvec = (n - head) / V;
     size_t j = tid;
+    Vec16<T> a, b; // vectors j and j + nthreads
+    auto load = [&](size_t at, Vec16<T> &v) {
+        if (at < nvec) v.raw = __ldg(body + at);
+    };
+    if constexpr (prefetch) {
+        load(j, a);
+        load(j + nthreads, b);
+    }
     for (; j + nthreads < nvec; j += 2 * nthreads) {
-        Vec16<T> a, b;
-        a.raw = __ldg(body + j);
-        b.raw = __ldg(body + j + nthreads);
-        add_vector<T, M>(tier, a, channel_at(head + j * V), r);
-        add_vector<T, M>(tier, b, channel_at(head + (j + nthreads) * V), r);
+        if constexpr (!prefetch) {
+            load(j, a);
+            load(j + nthreads, b);
+        }
+        const Vec16<T> ca = a, cb = b;
+        if constexpr (prefetch) {
+            load(j + 2 * nthreads, a);
+            load(j + 3 * nthreads, b);
+        }
+        add_vector<T, M>(tier, ca, channel_at(head + j * V), r);
+        add_vector<T, M>(tier, cb, channel_at(head + (j + nthreads) * V), r);
     }
     if (j < nvec) {
-        Vec16<T> a;
-        a.raw = __ldg(body + j);
+        if constexpr (!prefetch) load(j, a);
         add_vector<T, M>(tier, a, channel_at(head + j * V), r);
     }
     for (size_t i = head + nvec * V + tid; i < n; i += nthreads)
@@ -305,8 +322,14 @@ __device__ inline void finish_in_last_block(const Finish &f, unsigned long long 
 // One span (rows == 1): the whole grid shares it, in rounds of kFlushSamples per block. Several rows: each
 // block takes rows in turn. Every block runs the same number of rounds so that flushes (cluster barriers
 // in ClusterTier) line up.
+// Blocks per SM the kernel is compiled for: the shared tier's single-channel kernels keep to 40 registers, so
+// that three blocks of 512 threads (the shared memory of 256 bins allows three) fit an SM's registers with
+// the loads of count_span in flight; the others to 64 (two blocks), as ptxas chose for them before.
+template <Mode M, class Tier>
+constexpr int kMinBlocks = single_channel(M) && std::is_same<Tier, SharedTier>::value ? 3 : 2;
+
 template <class T, Mode M, class Tier>
-__global__ void __launch_bounds__(kBlockThreads)
+__global__ void __launch_bounds__(kBlockThreads, kMinBlocks<M, Tier>)
     histogram_kernel(Span2D span, BinRule rule, Tier tier, unsigned long long *counts, Finish finish) {
     extern __shared__ unsigned smem[];
     tier.init(smem);
