@@ -5,7 +5,10 @@
 // the peer's after the same iterations. Then, per size, each pass kernel of the library (the internal knob
 // GPK_TEST_HEAT_KERNEL) and a call's fixed cost: whole synchronous calls of 1, 2, 8, 50 and 100 iterations
 // through the C API, the cost outside the iterations being T(50) - 50 * (T(100) - T(50)) / 50, with device
-// pointers and (at the smaller size) pageable host pointers.
+// pointers (also without programmatic dependent launch, GPK_TEST_HEAT_PDL=0, and with shorter passes in the
+// plain form's general steps, GPK_TEST_HEAT_PARTIAL=0) and (at the smaller size)
+// pageable host pointers. `bench_heat sweep N [H...]` times kernels and block heights at N x N;
+// `bench_heat profile N [ITERS]` makes two calls for a profiler.
 #include "gpk.h"
 
 #include <cuda_runtime.h>
@@ -16,6 +19,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 #include <vector>
 
 namespace {
@@ -251,22 +255,36 @@ void fixed_cost(gpk_context *ctx, int n, const double *t, const double *c, doubl
     double t100 = call_ms(ctx, n, 100, t, c, out, reps);
     double per_iter = (t100 - t50) / 50, fixed = t50 - 50 * per_iter;
     std::printf(
-        "heat f64 %5dx%-5d  %-8s call: 1 it %8.3f ms, 2 it %8.3f, 8 it %8.3f, 50 it %8.3f, 100 it %8.3f "
+        "heat f64 %5dx%-5d  %-10s call: 1 it %8.3f ms, 2 it %8.3f, 8 it %8.3f, 50 it %8.3f, 100 it %8.3f "
         "| per iteration %7.4f ms | fixed cost %7.3f ms = %5.2f iterations (target <= 2)\n",
         n, n, where, t1, t2, t8, t50, t100, per_iter, fixed, fixed / per_iter);
 }
 
-// Each pass kernel the library has (GPK_TEST_HEAT_KERNEL=T/B: up to T iterations a pass, B blocks per SM;
-// 4/4 is the fallback of 128-thread blocks), timed over whole passes: calls of 2T and 2T + ~extra iterations.
+// One pass kernel (GPK_TEST_HEAT_KERNEL=T/B: up to T iterations a pass, B blocks per SM), timed over whole
+// passes: calls of 2T and 2T + ~extra iterations; `rows` > 0 sets the block height (GPK_TEST_HEAT_ROWS),
+// `pdl` false launches without programmatic dependent launch (GPK_TEST_HEAT_PDL=0).
+void time_kernel(gpk_context *ctx, int n, const double *t, const double *c, double *out, size_t extra,
+                 const char *kernel, int rows, bool pdl) {
+    const size_t levels = (size_t)std::atoi(kernel);
+    setenv("GPK_TEST_HEAT_KERNEL", kernel, 1);
+    if (rows > 0) setenv("GPK_TEST_HEAT_ROWS", std::to_string(rows).c_str(), 1);
+    if (!pdl) setenv("GPK_TEST_HEAT_PDL", "0", 1);
+    double ms = time_gpk(ctx, n, t, c, out, 2 * levels, (extra + levels - 1) / levels * levels, 5);
+    unsetenv("GPK_TEST_HEAT_KERNEL");
+    unsetenv("GPK_TEST_HEAT_ROWS");
+    unsetenv("GPK_TEST_HEAT_PDL");
+    char rows_text[32] = "planned";
+    if (rows > 0) std::snprintf(rows_text, sizeof rows_text, "%d", rows);
+    std::printf("heat f64 %5dx%-5d  kernel %-5s rows %-7s pdl %-3s %8.4f ms/iteration %7.1f GCells/s\n", n, n,
+                kernel, rows_text, pdl ? "on" : "off", ms, (double)n * n / (ms * 1e-3) / 1e9);
+    std::fflush(stdout);
+}
+
+// Each pass kernel the library has (4/4 is the fallback of 128-thread blocks) at its planned block height.
 void kernel_sweep(gpk_context *ctx, int n, const double *t, const double *c, double *out, size_t extra) {
-    for (const char *k : {"6/2", "4/2", "7/2", "8/2", "8/1", "12/1", "4/4"}) {
-        const size_t levels = (size_t)std::atoi(k);
-        setenv("GPK_TEST_HEAT_KERNEL", k, 1);
-        double ms = time_gpk(ctx, n, t, c, out, 2 * levels, (extra + levels - 1) / levels * levels, 5);
-        unsetenv("GPK_TEST_HEAT_KERNEL");
-        std::printf("heat f64 %5dx%-5d  kernel %-5s %8.4f ms/iteration %7.1f GCells/s\n", n, n, k, ms,
-                    (double)n * n / (ms * 1e-3) / 1e9);
-    }
+    for (const char *k : {"6/2", "4/2", "7/2", "8/2", "8/1", "12/1", "4/4"})
+        time_kernel(ctx, n, t, c, out, extra, k, 0, true);
+    time_kernel(ctx, n, t, c, out, extra, "6/2", 0, false);
 }
 
 void bench_size(gpk_context *ctx, int n, size_t extra, int peer_iters) {
@@ -292,6 +310,12 @@ void bench_size(gpk_context *ctx, int n, size_t extra, int peer_iters) {
     std::fflush(stdout);
     kernel_sweep(ctx, n, t, c, out, extra);
     fixed_cost(ctx, n, t, c, out, "device", n > 8192 ? 3 : 7);
+    setenv("GPK_TEST_HEAT_PDL", "0", 1);
+    fixed_cost(ctx, n, t, c, out, "dev,nopdl", n > 8192 ? 3 : 7);
+    unsetenv("GPK_TEST_HEAT_PDL");
+    setenv("GPK_TEST_HEAT_PARTIAL", "0", 1); // shorter passes in general steps
+    fixed_cost(ctx, n, t, c, out, "dev,nopart", n > 8192 ? 3 : 7);
+    unsetenv("GPK_TEST_HEAT_PARTIAL");
     if (n <= 8192) {
         std::vector<double> ht(cells), hc(cells), hout(cells);
         BENCH_CHECK(cudaMemcpy(ht.data(), t, cells * sizeof(double), cudaMemcpyDeviceToHost));
@@ -351,6 +375,24 @@ int main(int argc, char **argv) {
         for (const char *which : {"first", "second"})
             std::printf("%s call, %zu iterations: %.3f ms\n", which, iters,
                         run_gpk(ctx, n, n, iters, in.t, in.c, in.out));
+        gpk_context_destroy(ctx);
+        return 0;
+    }
+    if (argc >= 3 && std::strcmp(argv[1], "sweep") == 0) {
+        // `bench_heat sweep N [H...]`: the kernels that may suit N x N at block heights H (default: the
+        // planned one and a spread around one and two waves of blocks), PDL on, and the planned height with
+        // PDL off; then a call's fixed cost.
+        const int n = std::atoi(argv[2]);
+        const DeviceInputs in((size_t)n * n);
+        std::vector<int> heights;
+        for (int a = 3; a < argc; ++a) heights.push_back(std::atoi(argv[a]));
+        if (heights.empty()) heights = {0, 64, 96, 128, 137, 171, 205, 256, 274, 342, 410, 512, 1024};
+        const size_t extra = (size_t)std::max(42.0, 6.6e9 / ((double)n * n));
+        for (const char *k : {"6/2", "12/1", "4/4", "8/1", "4/2"}) {
+            for (int h : heights) time_kernel(ctx, n, in.t, in.c, in.out, extra, k, h, true);
+            time_kernel(ctx, n, in.t, in.c, in.out, extra, k, 0, false);
+        }
+        fixed_cost(ctx, n, in.t, in.c, in.out, "device", 7);
         gpk_context_destroy(ctx);
         return 0;
     }

@@ -1,11 +1,13 @@
 // The CUDA heat solver: buffers (kept on the context between calls), the pass plan, and the iteration loop
 // that enqueues batches of passes and reads the device state back once per batch (never once per
 // iteration). What a call costs beside its iterations is kept small: device inputs are read in place by
-// the first pass, which also checks them; the pass that ends the run writes a device tfinal directly; no
-// allocation once the context holds buffers of the size. A resumed run (job.start_iteration, job.fixed_rows)
-// counts its iterations on from the checkpoint; batches and passes end at checkpoints, and no batch is
-// enqueued past one. Kernels: heat_kernels.cuh, heat_blocked.cuh, launched through heat_pass.cu (which
-// libgpk_mpi's slabs share, heat_slab.cu).
+// the first pass, which also checks them (a flag; the first bad cell is looked for only once it is set);
+// the pass that ends the run writes a device tfinal directly, or else the final row statistics copy the
+// grid into it as they read it; passes and their bookkeeping launch as programmatic dependents of the
+// kernel before them (PDL); no allocation once the context holds buffers of the size. A resumed run
+// (job.start_iteration, job.fixed_rows) counts its iterations on from the checkpoint; batches and passes end
+// at checkpoints, and no batch is enqueued past one. Kernels: heat_kernels.cuh, heat_blocked.cuh, launched
+// through heat_pass.cu (which libgpk_mpi's slabs share, heat_slab.cu).
 #include "cuda/heat.cuh"
 
 #include "cuda/heat_kernels.cuh"
@@ -21,6 +23,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <new>
 #include <string>
@@ -89,10 +92,10 @@ private:
     void upload();
     void enqueue_pass(int levels, bool checking, bool to_final);
     void enqueue_iterations(size_t count, bool first_batch, bool ends_run);
-    void enqueue_stats(bool periodic);
+    void enqueue_stats(bool periodic, double *copy_to_final = nullptr);
     void enqueue_readback(int slot, size_t begin, size_t end);
     bool callback_due(size_t it) const;
-    void report_bad_inputs(const DeviceState &st) const;
+    [[noreturn]] void report_bad_inputs();
     size_t batch_end(size_t done, size_t batch) const;
     const char *deliver_callbacks(size_t done, size_t last, const DeviceState &st);
     bool checkpoint(size_t iter, double maxdiff, int buffer);
@@ -114,6 +117,9 @@ private:
     PassChoice pass_{};
     // tinit is read in place where it is device memory and no fixed rows replace its edge rows.
     bool tinit_on_device_ = false, tinit_in_place_ = false, cond_on_device_ = false, tfinal_direct_ = false;
+    // Kernels of a batch launch as programmatic dependents of the one before (compute capability 9.0 and
+    // later; GPK_TEST_HEAT_PDL=0 turns it off, NOTES.md, internal knobs).
+    bool pdl_ = false;
     Views views_{};
     const double *cond_ = nullptr;
     char *work_ = nullptr, *host_ = nullptr;
@@ -262,12 +268,14 @@ void HeatRun::upload() {
 void HeatRun::enqueue_pass(int levels, bool checking, bool to_final) {
     heat::launch_pass(*pass_.kernel, checking, pass_grid_, stream_, views_, cond_,
                       work<DeviceState>(WorkLayout::state), shape_, levels, to_final, false,
-                      work<double>(layout_.level_partials), "heat pass_kernel");
-    heat::finish_pass_kernel<kFinishThreads><<<1, kFinishThreads, 0, stream_>>>(
-        work<double>(layout_.level_partials), (int)(pass_grid_.x * pass_grid_.y), levels, job_.threshold,
-        work<DeviceState>(WorkLayout::state), work<double>(WorkLayout::log), kLogCapacity, to_final,
-        tfinal_direct_);
-    check_launch("heat finish_pass_kernel");
+                      work<double>(layout_.level_partials), "heat pass_kernel", pdl_);
+    const cudaError_t pending = cudaPeekAtLastError();
+    const heat::LaunchConfig c(dim3(1), kFinishThreads, 0, stream_, pdl_);
+    const cudaError_t launched = cudaLaunchKernelEx(
+        &c.config, heat::finish_pass_kernel<kFinishThreads>, work<double>(layout_.level_partials),
+        (int)(pass_grid_.x * pass_grid_.y), levels, job_.threshold, work<DeviceState>(WorkLayout::state),
+        work<double>(WorkLayout::log), kLogCapacity, to_final, tfinal_direct_);
+    heat::check_kernel_launch(launched, pending, "heat finish_pass_kernel", dim3(1), kFinishThreads, 0);
 }
 
 // `count` iterations in whole passes and the rest in one shorter pass (a pass of every level takes the lean
@@ -283,16 +291,16 @@ void HeatRun::enqueue_iterations(size_t count, bool first_batch, bool ends_run) 
     }
     heat::launch_pass(*pass_.kernel, false, pass_grid_, stream_, views_, cond_,
                       work<DeviceState>(WorkLayout::state), shape_, 0, false, true, nullptr,
-                      "heat pass_kernel (recomputation)");
+                      "heat pass_kernel (recomputation)", pdl_);
 }
 
 // Statistics of the newest grid's rows, copied to the host; a periodic one is skipped once the run has
-// converged.
-void HeatRun::enqueue_stats(bool periodic) {
+// converged. The final one may also copy the grid to a device tfinal (`copy_to_final`).
+void HeatRun::enqueue_stats(bool periodic, double *copy_to_final) {
     const size_t N = job_.rows;
     double *rs = work<double>(layout_.row_stats);
     heat::launch_row_stats(stream_, views_, work<DeviceState>(WorkLayout::state), periodic, 1, N, rs, rs + N,
-                           rs + 2 * N);
+                           rs + 2 * N, copy_to_final, job_.cols);
     check(cudaMemcpyAsync(host_ + kHostRowStats, rs, 3 * N * sizeof(double), cudaMemcpyDeviceToHost, stream_),
           "cudaMemcpyAsync (row statistics)");
 }
@@ -314,9 +322,22 @@ void HeatRun::enqueue_readback(int slot, size_t begin, size_t end) {
     ctx_.heat().batch_done(slot).record(stream_);
 }
 
-// The first pass found a bad input: name the first one (temperatures first, as the CPU backend does).
-void HeatRun::report_bad_inputs(const DeviceState &st) const {
+// The first pass flagged a bad input (nothing is in flight any more): find the first one of each kind on
+// the device (first_bad_kernel, over the cells as uploaded or read in place) and name it, temperatures
+// first, as the CPU backend does.
+void HeatRun::report_bad_inputs() {
     const size_t M = job_.cols;
+    DeviceState &st = host_state(0);
+    const int initial = tinit_in_place_ ? heat::kInitial : heat::kGrid0;
+    const unsigned blocks =
+        (unsigned)std::min<size_t>((job_.rows * M + 255) / 256, (size_t)ctx_.limits().multiprocessors * 8);
+    heat::first_bad_kernel<<<blocks, 256, 0, stream_>>>(views_, initial, cond_,
+                                                        work<DeviceState>(WorkLayout::state));
+    check_launch("heat first_bad_kernel");
+    check(
+        cudaMemcpyAsync(&st, work_ + WorkLayout::state, sizeof(DeviceState), cudaMemcpyDeviceToHost, stream_),
+        "cudaMemcpyAsync (state)");
+    check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize (bad input)");
     auto value = [&](const double *base, bool on_device, size_t k) {
         double v = 0;
         if (!on_device) return base[k];
@@ -327,6 +348,8 @@ void HeatRun::report_bad_inputs(const DeviceState &st) const {
         invalid(cell_name("tinit", st.first_bad_t, M) + " is " +
                 format_value(value(job_.tinit, tinit_on_device_, st.first_bad_t)) +
                 "; temperatures must be finite");
+    if (st.first_bad_c == ~0ull)
+        fail(GPK_ERR_INTERNAL, "heat: the first pass flagged a bad input that the scan did not find");
     invalid(cell_name("conductivity", st.first_bad_c, M) + " is " +
             format_value(value(job_.conductivity, cond_on_device_, st.first_bad_c)) +
             "; it must lie in [0, 1]");
@@ -412,6 +435,8 @@ void HeatRun::run() {
     tfinal_direct_ = job_.tfinal && reinterpret_cast<uintptr_t>(job_.tfinal) % alignof(double) == 0 &&
                      on_device(job_.tfinal);
     tinit_in_place_ = tinit_on_device_ && !job_.fixed_rows;
+    const char *pdl_knob = std::getenv("GPK_TEST_HEAT_PDL");
+    pdl_ = ctx_.limits().compute_major >= 9 && !(pdl_knob && std::strcmp(pdl_knob, "0") == 0);
     plan_passes();
     allocate();
     upload();
@@ -449,18 +474,21 @@ void HeatRun::run() {
         --in_flight;
         ctx_.heat().batch_done(b.slot).wait_host();
         st = host_state(b.slot);
-        if (b.first && (st.first_bad_t != ~0ull || st.first_bad_c != ~0ull)) {
+        if (b.first && st.bad_input) {
             check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize (heat)"); // nothing left in flight
-            report_bad_inputs(st);
+            report_bad_inputs();
         }
         const size_t last = st.converged ? (size_t)st.niter : b.end;
         stopped_by = deliver_callbacks(done, last, st);
         done = last;
         if (st.converged || stopped_by || done == job_.maxiter) break;
     }
-    enqueue_stats(false); // after any batch still in flight, whose kernels return at once
+    // After any batch still in flight, whose kernels return at once. A device tfinal that the run did not
+    // end on gets the newest grid from the statistics kernel, which reads it anyway.
     const int newest = st.buffer;
-    if (job_.tfinal && newest != heat::kFinal) {
+    const bool copy = job_.tfinal && newest != heat::kFinal;
+    enqueue_stats(false, copy && tfinal_direct_ ? job_.tfinal : nullptr);
+    if (copy && !tfinal_direct_) {
         const heat::GridView &g = views_.v[newest];
         check(cudaMemcpy2DAsync(job_.tfinal, job_.cols * sizeof(double), g.base, g.pitch * sizeof(double),
                                 job_.cols * sizeof(double), job_.rows, cudaMemcpyDefault, stream_),

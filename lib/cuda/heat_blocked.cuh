@@ -11,7 +11,15 @@
 // columns stay exact. Source rows and conductivities arrive through shared-memory rings filled by
 // asynchronous copies kAhead rows ahead of their use; the conductivity ring is long enough to serve every
 // level from it. The first pass of a run also checks its inputs (Check): every tinit and conductivity cell
-// is loaded by some thread at level 0, and the smallest bad index goes to the run state.
+// is loaded by some thread at level 0, where a bad one sets a flag in the run state (no index: the host
+// finds the first bad cell in a separate scan, only once the flag is seen, heat_kernels.cuh).
+//
+// Lean steps (rows wholly inside the block's owned range) skip the per-level range tests that general
+// steps make. In a pass of all T levels they compute every level; the checking pass takes them too (its
+// checks add no register kept over the steps, so that 6/2 fits 128 registers either way, ptxas sm_90). A
+// shorter pass runs the kernel's Partial form, whose lean steps compute levels < `levels` only (a uniform
+// test): a form of its own, because that test in the plain form made 6/2 spill 32 bytes; a shorter
+// checking pass (once a run, in runs whose first batch is shorter than a pass) takes general steps.
 #pragma once
 
 #include "cuda/heat_kernels.cuh"
@@ -84,15 +92,18 @@ __device__ __forceinline__ BlockRows block_rows(const Views &g, PassShape shape,
 // tfinal (`to_final`) when the pass ends the run. In recompute mode the pass runs only when the run
 // converged inside a pass of this batch, from that pass's source to redo_levels, and keeps no maxima
 // (partials null). MinBlocks resident per SM caps the registers (65536 / (MinBlocks * Threads)). Dynamic
-// shared memory: sizeof(PassShared<T, Threads>). Lean: a pass of every level takes lean steps where it can
-// (false: general steps only, where the lean ones would spill).
-template <int T, int Threads, int MinBlocks, bool Check, bool Lean>
+// shared memory: sizeof(PassShared<T, Threads>). Lean: lean steps where a block can take them (false:
+// general steps only, where the lean ones would spill). Partial: the form for passes of fewer than T
+// levels (not with Check).
+template <int T, int Threads, int MinBlocks, bool Check, bool Lean, bool Partial = false>
 __global__ void __launch_bounds__(Threads, MinBlocks)
     pass_kernel(Views g, const double *__restrict__ cond, DeviceState *state, PassShape shape, int levels,
                 bool to_final, bool recompute, double *partials) {
+    static_assert(!(Check && Partial), "a shorter checking pass takes general steps");
     using Shared = PassShared<T, Threads>;
     extern __shared__ __align__(16) unsigned char shared_raw[];
     Shared &sm = *reinterpret_cast<Shared *>(shared_raw);
+    wait_previous_kernel();
     int source, dst;
     if (recompute) {
         if (!state->redo) return;
@@ -124,9 +135,11 @@ __global__ void __launch_bounds__(Threads, MinBlocks)
             sm.ring_w[t & (Shared::kRingW - 1)][p] = 0.0;
         __pipeline_commit();
     };
-    // Check: the first bad tinit and conductivity rows of this thread's column (rows come in order), -1
-    // while none; reported to the run state once, at the end.
-    int bad_t = -1, bad_c = -1;
+    // Check: a thread that loads a bad tinit or conductivity cell at level 0 sets the run state's flag
+    // (a store where one is found, rare: no register kept over the steps for it).
+    auto flag_bad = [&](bool bad) {
+        if (Check && bad) state->bad_input = 1;
+    };
 
     double v[T][3] = {}, h[T][3] = {}, md[T] = {};
     auto step = [&](auto phase, auto lean, int s) {
@@ -139,9 +152,11 @@ __global__ void __launch_bounds__(Threads, MinBlocks)
         }
         __pipeline_wait_prior(Shared::kAhead - 1); // block row s has landed
         const double x = sm.ring_x[s & (Shared::kRingX - 1)][p];
-        if (Check && bad_t < 0 && s < rows.loaded && in_range(s, rows.interior_lo, rows.interior_span + 1) &&
-            !isfinite(x))
-            bad_t = s;
+        // In lean steps row s is an interior or halo row that was loaded, or past the grid's last row,
+        // whose ring slot still holds a row loaded 8 steps before (s >= 2T >= 8): halo rows are tinit's
+        // edge rows or checked fixed rows, so no range test is needed for the flag.
+        if (Check && (kLean || (s < rows.loaded && in_range(s, rows.interior_lo, rows.interior_span + 1))))
+            flag_bad(!isfinite(x));
         fetch(s + Shared::kAhead);
         double out[T];
 #pragma unroll
@@ -149,13 +164,13 @@ __global__ void __launch_bounds__(Threads, MinBlocks)
             const int t = s - 2 * k - 2; // block row of level k+1 computed now
             const double c = v[k][S1];
             out[k] = c;
-            if (kLean || (k < levels && in_range(t, rows.interior_lo, rows.interior_span + 1))) {
+            if (kLean ? !Partial || k < levels
+                      : k < levels && in_range(t, rows.interior_lo, rows.interior_span + 1)) {
                 double w = sm.ring_w[t & (Shared::kRingW - 1)][p], rc, rd;
                 // Rows before the block's first (t < 0) are outside its pyramid: their ring slots hold
-                // garbage.
-                if (Check && k == 0 && bad_c < 0 && (kLean || in_range(t, 0, rows.loaded)) &&
-                    !(w >= 0.0 && w <= 1.0))
-                    bad_c = t;
+                // garbage. In lean steps t >= 0, and rows outside the grid hold 0.
+                if (Check && k == 0 && (kLean || in_range(t, 0, rows.loaded)))
+                    flag_bad(!(w >= 0.0 && w <= 1.0));
                 cell_weights(w, rc, rd);
                 out[k] =
                     cell_update(w, rc, rd, c, __dadd_rn(v[k][S0], v[k][S2]), h[k][S1], h[k][S0], h[k][S2]);
@@ -180,7 +195,7 @@ __global__ void __launch_bounds__(Threads, MinBlocks)
     for (int a = 0; a < Shared::kAhead; ++a) fetch(a);
     const int steps = rows.own_lo + rows.own_rows + 2 * T;
     const int lean_lo = rows.own_lo + 2 * T;
-    const int lean_hi = levels < T ? 0 : rows.own_lo + rows.own_rows + 2;
+    const int lean_hi = levels < T && !Partial ? 0 : rows.own_lo + rows.own_rows + 2;
     using P0 = std::integral_constant<int, 0>;
     using P1 = std::integral_constant<int, 1>;
     using P2 = std::integral_constant<int, 2>;
@@ -189,9 +204,7 @@ __global__ void __launch_bounds__(Threads, MinBlocks)
         if (s + 1 < steps) step(P1(), std::false_type(), s + 1);
         if (s + 2 < steps) step(P2(), std::false_type(), s + 2);
     };
-    // The checking pass (once a run) takes general steps only: with lean steps 6/2 spilled 72 bytes (ptxas,
-    // sm_90); without, 32 bytes of stores.
-    if constexpr (Check || !Lean) {
+    if constexpr (!Lean) {
         for (int s = 0; s < steps; s += 3) general(s);
     } else {
         for (int s = 0;;) {
@@ -205,10 +218,6 @@ __global__ void __launch_bounds__(Threads, MinBlocks)
         }
     }
     __pipeline_wait_prior(0);
-    if (Check && bad_t >= 0)
-        atomicMin(&state->first_bad_t, (unsigned long long)((rows.L0 + bad_t - 1) * M + col));
-    if (Check && bad_c >= 0)
-        atomicMin(&state->first_bad_c, (unsigned long long)((rows.L0 + bad_c - 1) * M + col));
     if (!owned)
 #pragma unroll
         for (int k = 0; k < T; ++k) md[k] = 0.0;

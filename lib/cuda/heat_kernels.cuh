@@ -43,8 +43,9 @@ __device__ __forceinline__ int pass_destination(int source, bool to_final) {
 struct DeviceState {
     unsigned long long iter;        // iterations done on the newest grid
     unsigned long long niter;       // the iteration that converged (0: not yet)
-    unsigned long long first_bad_t; // smallest row-major index of a non-finite tinit cell (all ones: none)
-    unsigned long long first_bad_c; // the same for a conductivity outside [0, 1]
+    unsigned long long first_bad_t; // smallest row-major index of a non-finite tinit cell (all ones: none),
+    unsigned long long first_bad_c; // the same for a conductivity outside [0, 1]: set by first_bad_kernel
+    int bad_input;                  // set by the checking pass where it loaded a bad cell
     int buffer;                     // view holding the newest grid
     int converged;                  // set once an iteration's maxdiff < threshold (or a bad input was seen)
     int redo;                       // the run converged inside a pass: recompute it to redo_levels
@@ -52,6 +53,17 @@ struct DeviceState {
     int redo_source; // view the recomputation starts from
     int redo_dst;    // view it writes
 };
+
+// Waits for the kernel before this one in the stream where this one was launched as its programmatic
+// dependent (PDL, heat_pass.cu: the launch and block set-up overlap the previous kernel's end; this wait
+// then returns once that kernel has ended and its writes are visible); a no-op otherwise. Then lets the
+// next kernel launch early in the same way. Called before anything that kernel wrote is read.
+__device__ __forceinline__ void wait_previous_kernel() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
 
 // One iteration's value of a cell. `ns` = north + south, `h` = west + east of the cell's row, `hn`/`hs` the
 // same sums of the rows above and below. Explicit rounding intrinsics fix the arithmetic (no contraction
@@ -94,8 +106,9 @@ __global__ void __launch_bounds__(Threads)
                        double *log, unsigned log_capacity, bool to_final, bool redo_to_final) {
     __shared__ double scratch[Threads / 32];
     __shared__ int converged_level;
+    wait_previous_kernel();
     if (state->converged) return;
-    if (state->first_bad_t != ~0ull || state->first_bad_c != ~0ull) {
+    if (state->bad_input) {
         if (threadIdx.x == 0) state->converged = 1; // the host reports the bad cell
         return;
     }
@@ -134,20 +147,25 @@ __global__ void __launch_bounds__(Threads)
 // lane l adds columns l, l + 32, ... in order, then a fixed butterfly combines the lanes (each addition
 // commutes, so every lane ends with the same bits). A row's sum therefore does not depend on the grid or
 // slab it lies in, and the host adds the rows in order (heat_mean): any split of the grid into row blocks
-// gives the same mean. Launched through heat_pass.cu only (one instantiation in the library).
+// gives the same mean. Where `copy` is given, row first_row + r is also written to copy + r * copy_pitch
+// (the caller's tfinal, when the run ended on one of gpk's grids: one read of the grid for both).
+// Launched through heat_pass.cu only (one instantiation in the library).
 template <int Threads>
 __global__ void __launch_bounds__(Threads)
     row_stats_kernel(Views g, const DeviceState *state, bool skip_if_converged, size_t first_row,
-                     size_t count, double *row_min, double *row_max, double *row_sum) {
+                     size_t count, double *row_min, double *row_max, double *row_sum, double *copy,
+                     size_t copy_pitch) {
     if (skip_if_converged && state->converged) return;
     const GridView cells = g.v[state->buffer];
     const int lane = threadIdx.x % 32;
     const size_t warps = (size_t)gridDim.x * (Threads / 32);
     for (size_t r = (size_t)blockIdx.x * (Threads / 32) + threadIdx.x / 32; r < count; r += warps) {
         const double *row = cells.row((long long)(first_row + r));
+        double *to = copy ? copy + r * copy_pitch : nullptr;
         double sum = 0.0, mn = INFINITY, mx = -INFINITY;
         for (size_t j = lane; j < g.cols; j += 32) {
             const double v = row[j];
+            if (to) to[j] = v;
             sum = __dadd_rn(sum, v);
             mn = fmin(mn, v);
             mx = fmax(mx, v);
@@ -176,6 +194,30 @@ static __global__ void halo_rows_kernel(Views g, int from) {
             g.v[b].row(0)[j] = top[j];
             g.v[b].row(N + 1)[j] = bottom[j];
         }
+}
+
+// The smallest row-major index of a bad tinit cell (view `initial`'s rows 1..N: the caller's tinit in place
+// or grid 0 holding its upload) and of a bad conductivity into state->first_bad_t / first_bad_c (SPEC's
+// rules, engine/validate.hpp); run only after the checking pass flagged a bad input. Each thread takes
+// indices in ascending order and stops at its first bad one of each kind; a warp's smallest goes to the
+// state by atomicMin. Internal linkage: this header is included by several files.
+static __global__ void first_bad_kernel(Views g, int initial, const double *cond, DeviceState *state) {
+    const size_t M = g.cols, n = g.rows * M, stride = (size_t)gridDim.x * blockDim.x;
+    unsigned long long bad_t = ~0ull, bad_c = ~0ull;
+    for (size_t k = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+         k < n && (bad_t == ~0ull || bad_c == ~0ull); k += stride) {
+        if (bad_t == ~0ull && !isfinite(g.v[initial].row((long long)(k / M) + 1)[k % M])) bad_t = k;
+        const double w = cond[k];
+        if (bad_c == ~0ull && !(w >= 0.0 && w <= 1.0)) bad_c = k;
+    }
+    for (int o = 16; o > 0; o /= 2) {
+        bad_t = min(bad_t, __shfl_xor_sync(0xffffffffu, bad_t, o));
+        bad_c = min(bad_c, __shfl_xor_sync(0xffffffffu, bad_c, o));
+    }
+    if (threadIdx.x % 32 == 0) {
+        if (bad_t != ~0ull) atomicMin(&state->first_bad_t, bad_t);
+        if (bad_c != ~0ull) atomicMin(&state->first_bad_c, bad_c);
+    }
 }
 
 } // namespace gpk::cuda::heat

@@ -20,6 +20,7 @@ using PassFn = void (*)(Views, const double *, DeviceState *, PassShape, int, bo
 struct PassKernel {
     int levels, threads, min_blocks;
     PassFn plain, checking; // checking: the run's first pass, which also checks the inputs
+    PassFn partial;         // passes of fewer levels (heat_blocked.cuh)
     size_t smem;            // dynamic shared memory of a block
 };
 
@@ -47,16 +48,43 @@ inline dim3 pass_grid(const PassShape &shape, size_t cols, size_t rows) {
                 unsigned((rows + shape.rows_per_block - 1) / shape.rows_per_block));
 }
 
-// Launches a pass kernel (its checking form where `checking`) on `stream`. A failed launch becomes a
-// gpk::Error naming `what`, the grid, the block and the dynamic shared memory, and any CUDA error that was
-// pending before the launch (so that an earlier unchecked call is not taken for this launch's fault).
+// A launch configuration; with `pdl` (programmatic dependent launch, compute capability 9.0 and later), the
+// kernel may launch before the kernel ahead of it in the stream ends: it must call wait_previous_kernel
+// (heat_kernels.cuh) before it reads anything that one wrote.
+struct LaunchConfig {
+    cudaLaunchConfig_t config{};
+    cudaLaunchAttribute attribute{};
+    LaunchConfig(dim3 grid, int threads, size_t smem, cudaStream_t stream, bool pdl) {
+        config.gridDim = grid;
+        config.blockDim = dim3((unsigned)threads);
+        config.dynamicSmemBytes = smem;
+        config.stream = stream;
+        attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+        attribute.val.programmaticStreamSerializationAllowed = 1;
+        config.attrs = pdl ? &attribute : nullptr;
+        config.numAttrs = pdl ? 1 : 0;
+    }
+    LaunchConfig(const LaunchConfig &) = delete;
+    LaunchConfig &operator=(const LaunchConfig &) = delete;
+};
+
+// After a launch that returned `launched`: its error, or the one that was pending before it (`pending`),
+// as a gpk::Error naming `what`, the grid, the block and the dynamic shared memory (so that an earlier
+// unchecked call is not taken for this launch's fault).
+void check_kernel_launch(cudaError_t launched, cudaError_t pending, const char *what, dim3 grid, int threads,
+                         size_t smem);
+
+// Launches a pass kernel (its checking form where `checking`) on `stream`, as the programmatic dependent
+// of the kernel before it where `pdl`. A failed launch becomes a gpk::Error (check_kernel_launch).
 void launch_pass(const PassKernel &k, bool checking, dim3 grid, cudaStream_t stream, const Views &g,
                  const double *cond, DeviceState *state, const PassShape &shape, int levels, bool to_final,
-                 bool recompute, double *partials, const char *what);
+                 bool recompute, double *partials, const char *what, bool pdl = false);
 
 // Min, max and sum of each of rows first_row .. first_row + count - 1 of the newest grid (state->buffer)
 // into row_min/row_max/row_sum[0..count); skipped where `skip_if_converged` and the run has converged.
+// Where `copy` is given, the rows are also copied to copy[0 .. count * copy_pitch) (row r at r * copy_pitch).
 void launch_row_stats(cudaStream_t stream, const Views &g, const DeviceState *state, bool skip_if_converged,
-                      size_t first_row, size_t count, double *row_min, double *row_max, double *row_sum);
+                      size_t first_row, size_t count, double *row_min, double *row_max, double *row_sum,
+                      double *copy = nullptr, size_t copy_pitch = 0);
 
 } // namespace gpk::cuda::heat

@@ -375,6 +375,15 @@ void test_determinism(gpk_context *gpu) {
             CHECK_MSG(std::memcmp(&got.periodic[k], &first.periodic[k], offsetof(gpk_heat_report, time)) == 0,
                       what + ": periodic report " + std::to_string(k) + " differs");
     }
+    // Kernels launched as plain stream successors instead of programmatic dependents (GPK_TEST_HEAT_PDL=0),
+    // and shorter passes in the plain form's general steps instead of the Partial form
+    // (GPK_TEST_HEAT_PARTIAL=0; 90 iterations with a report every 10: a 4-level pass in every batch).
+    for (const char *knob : {"GPK_TEST_HEAT_PDL", "GPK_TEST_HEAT_PARTIAL"}) {
+        setenv(knob, "0", 1);
+        Outcome got = run(gpu, p, s);
+        unsetenv(knob);
+        CHECK_MSG(identical(got, first), std::string(knob) + "=0 differs");
+    }
 }
 
 // Every pass kernel (lib/cuda/heat.cu) on a grid of two strips (three for 128-thread blocks) and three row
@@ -441,6 +450,50 @@ void test_invalid_device_inputs(gpk_context *gpu) {
     // The context is usable after the failures.
     Settings s{10, 0.0, 1, 1};
     CHECK_OK(gpu, run(gpu, p, s, Memory::device).status);
+}
+
+// A bad cell at the edges of row blocks (30 rows, GPK_TEST_HEAT_ROWS) and strips, in the first and last
+// rows and columns, on every pass kernel: the checking pass (lean steps inside a block, general ones at its
+// edges; general ones only in a shorter pass) flags it and the scan that follows names the same cell, with
+// the same message, as the CPU backend; a -0 conductivity (valid) before it is not taken for one, and a
+// second bad cell after it does not change which one is named.
+void test_invalid_positions(gpk_context *cpu, gpk_context *gpu) {
+    const Problem p = random_problem(70, 300, 4);
+    const size_t rows[] = {0, 1, 6, 23, 29, 30, 31, 36, 59, 60, 64, 69};
+    const size_t cols[] = {0, 1, 6, 237, 243, 244, 250, 299};
+    for (const char *kernel : {"", "4/2", "8/2", "12/1", "4/4"}) {
+        if (small() && *kernel) continue;
+        if (*kernel) setenv("GPK_TEST_HEAT_KERNEL", kernel, 1);
+        setenv("GPK_TEST_HEAT_ROWS", "30", 1);
+        size_t runs = 0;
+        for (bool temperature : {true, false})
+            for (size_t r : rows)
+                for (size_t c : cols) {
+                    if (small() && (r % 2 || c % 2)) continue;
+                    Problem bad = p;
+                    std::vector<double> &cells = temperature ? bad.t : bad.c;
+                    const size_t k = r * p.m + c;
+                    const double values[] = {NAN, INFINITY, -INFINITY, 1.0000000000000002, -1e-300};
+                    cells[k] = temperature ? values[runs % 3] : values[runs % 5 == 1 ? 0 : runs % 5];
+                    if (k > 0 && !temperature) cells[k - 1] = -0.0;
+                    if (k + 7 < cells.size()) cells[k + 7] = NAN;
+                    const size_t maxiter = runs % 4 == 3 ? 1 : 12; // 1: a shorter checking pass
+                    Settings s{maxiter, 0.0, 0, 0};
+                    const Outcome want = run(cpu, bad, s);
+                    const Outcome got = run(gpu, bad, s, runs % 2 ? Memory::pageable : Memory::device);
+                    const std::string what = std::string("kernel ") + (*kernel ? kernel : "default") + ", " +
+                                             (temperature ? "tinit" : "conductivity") + " row " +
+                                             std::to_string(r) + " column " + std::to_string(c);
+                    CHECK_STATUS(gpu, got.status, GPK_ERR_INVALID_ARGUMENT);
+                    CHECK_MSG(got.message == want.message, what + ": " + got.message + " vs " + want.message);
+                    CHECK_MSG(
+                        std::all_of(got.grid.begin(), got.grid.end(), [](double v) { return std::isnan(v); }),
+                        what + ": tfinal written");
+                    ++runs;
+                }
+        unsetenv("GPK_TEST_HEAT_KERNEL");
+        unsetenv("GPK_TEST_HEAT_ROWS");
+    }
 }
 
 // The knob caps the device memory: the grid no longer fits, the message names the bytes.
@@ -571,7 +624,10 @@ int main() {
     if (wanted("placements")) test_placements(cpu, gpu);
     if (wanted("memory_kinds")) test_memory_kinds(cpu, gpu);
     if (wanted("determinism")) test_determinism(gpu);
-    if (wanted("invalid")) test_invalid_device_inputs(gpu);
+    if (wanted("invalid")) {
+        test_invalid_device_inputs(gpu);
+        test_invalid_positions(cpu, gpu);
+    }
     if (wanted("out_of_memory")) test_out_of_memory(gpu);
     if (wanted("checkpoints")) test_checkpoints(cpu, gpu);
     bool pat1 = wanted("pat1") && !small() ? test_pat1(cpu, gpu) : true;

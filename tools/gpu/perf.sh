@@ -24,31 +24,8 @@ START=$(date +%s)
 BUDGET=${BUDGET:-460} # seconds for everything, leaving room for the summary and the copy back
 SUMMARY=()
 
-left() { echo $((BUDGET - ($(date +%s) - START))); }
-
-# stage NAME LIMIT LOG COMMAND...: runs COMMAND with a time limit (cut to the time left), appending to LOG.
-# Returns the command's status; 125 when skipped.
-stage() {
-    local name=$1 limit=$2 log=$3
-    shift 3
-    local l
-    l=$(left)
-    if [ "$l" -lt 15 ]; then
-        SUMMARY+=("$(printf '%-34s %7s %6s' "$name" skipped -)")
-        echo "== $name: skipped (${l}s left)" >>"$OUT/$log"
-        return 125
-    fi
-    [ "$limit" -gt "$l" ] && limit=$l
-    echo "== $name (limit ${limit}s)" | tee -a "$OUT/$log"
-    local t0
-    t0=$(date +%s)
-    timeout -k 5 "$limit" "$@" >>"$OUT/$log" 2>&1
-    local rc=$?
-    local dt=$(($(date +%s) - t0))
-    echo "== $name: exit $rc after ${dt}s" | tee -a "$OUT/$log"
-    SUMMARY+=("$(printf '%-34s %7s %6s' "$name" "$rc" "${dt}s")")
-    return $rc
-}
+# left, stage (tools/gpu/stage.sh)
+. "$(dirname "$0")/stage.sh"
 
 have() { command -v "$1" >/dev/null 2>&1; }
 

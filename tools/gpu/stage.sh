@@ -1,0 +1,29 @@
+# Stages for the tools/gpu scripts (sourced): each command runs within a time limit cut to what is left of
+# BUDGET seconds since START, its output appended to a log under $OUT, and a row for the summary table in
+# SUMMARY. The caller sets OUT, START, BUDGET and SUMMARY=().
+
+left() { echo $((BUDGET - ($(date +%s) - START))); }
+
+# stage NAME LIMIT LOG COMMAND...: runs COMMAND with a time limit (cut to the time left), appending to LOG.
+# Returns the command's status; 125 when skipped.
+stage() {
+    local name=$1 limit=$2 log=$3
+    shift 3
+    local l
+    l=$(left)
+    if [ "$l" -lt 15 ]; then
+        SUMMARY+=("$(printf '%-34s %7s %6s' "$name" skipped -)")
+        echo "== $name: skipped (${l}s left)" >>"$OUT/$log"
+        return 125
+    fi
+    [ "$limit" -gt "$l" ] && limit=$l
+    echo "== $name (limit ${limit}s)" | tee -a "$OUT/$log"
+    local t0
+    t0=$(date +%s)
+    timeout -k 5 "$limit" "$@" >>"$OUT/$log" 2>&1
+    local rc=$?
+    local dt=$(($(date +%s) - t0))
+    echo "== $name: exit $rc after ${dt}s" | tee -a "$OUT/$log"
+    SUMMARY+=("$(printf '%-34s %7s %6s' "$name" "$rc" "${dt}s")")
+    return $rc
+}
