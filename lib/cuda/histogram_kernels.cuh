@@ -277,10 +277,10 @@ __device__ inline void finalize_slots(unsigned long long *counts, unsigned sprea
     unsigned long long slots = (bins + 1) * channels;
     for (unsigned long long i = first; i < slots; i += stride) {
         unsigned long long c = i / (bins + 1), b = i % (bins + 1), v = 0;
-        for (unsigned g = 0; g < spread; ++g) {
-            v += __ldcg(counts + g * slots + i);
-            counts[g * slots + i] = 0;
-        }
+        // Every copy's load before any store: the loads are then in flight together (a store between them
+        // kept each waiting for the one before, spread L2 round trips in the launch's last block).
+        for (unsigned g = 0; g < spread; ++g) v += __ldcg(counts + g * slots + i);
+        for (unsigned g = 0; g < spread; ++g) counts[g * slots + i] = 0;
         if (b < bins)
             hist[c * bins + b] = (saturate && v > saturate) ? saturate : v;
         else if (uncounted)
