@@ -19,30 +19,9 @@ export PATH=/usr/local/cuda/bin:$PATH
 B=${B:-build-conv}
 START=$(date +%s)
 BUDGET=${BUDGET:-350}
-ROWS=()
-row() { ROWS+=("$(printf '%-58s %s' "$1" "$2")"); }
-left() { echo $((BUDGET - ($(date +%s) - START))); }
-
-# run NAME LIMIT LOG COMMAND...: COMMAND under a time limit cut to the time left, output appended to LOG.
-run() {
-    local name=$1 limit=$2 log=$3
-    shift 3
-    local l
-    l=$(left)
-    [ "$l" -lt "$limit" ] && limit=$l
-    if [ "$limit" -le 8 ]; then
-        row "$name" "skipped (no time left)"
-        return 124
-    fi
-    echo "== $name (limit ${limit}s)" >>"$OUT/$log"
-    local t0
-    t0=$(date +%s)
-    timeout -k 5 "$limit" "$@" >>"$OUT/$log" 2>&1
-    local rc=$?
-    echo "== $name: exit $rc after $(($(date +%s) - t0)) s" >>"$OUT/$log"
-    row "$name" "exit $rc ($(($(date +%s) - t0)) s)"
-    return $rc
-}
+SUMMARY=()
+. tools/gpu/stage.sh
+run() { stage "$@"; } # stage NAME LIMIT LOG COMMAND... (tools/gpu/stage.sh)
 
 # ---- build
 if [ ! -f $B/build.ninja ]; then
@@ -55,7 +34,7 @@ fi
 run build 240 build.log ninja -C $B tests/gpu/test_gpu_convolve tests/gpu/test_gpu_convolve_sweep \
     bench/bench_convolve || {
     tail -40 "$OUT/build.log"
-    printf '%s\n' "${ROWS[@]}"
+    printf '%s\n' "${SUMMARY[@]}"
     exit 1
 }
 
@@ -106,4 +85,4 @@ grep -h "CHECK failed" "$OUT/tests.log" | head -10 | cut -c1-300
 echo "== registers (regs.txt)"
 cut -c1-220 "$OUT/regs.txt" | head -30
 echo "== stages"
-printf '%s\n' "${ROWS[@]}"
+printf '%s\n' "${SUMMARY[@]}"
