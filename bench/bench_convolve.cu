@@ -294,7 +294,7 @@ int main(int argc, char **argv) {
     CK(cudaStreamSynchronize(s));
     std::vector<Row> rows;
     if (bench::wanted(argc, argv, "u8"))
-        for (int k : {3, 5, 9}) rows.push_back(box_u8(k, im, gpu, cpu, s, npp, ceil));
+        for (int k : {3, 5, 7, 9}) rows.push_back(box_u8(k, im, gpu, cpu, s, npp, ceil));
     if (bench::wanted(argc, argv, "f32"))
         for (int k : {3, 9}) rows.push_back(box_f32(k, im, gpu, cpu, s, npp, ceil));
     if (bench::wanted(argc, argv, "separable"))

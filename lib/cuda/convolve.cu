@@ -196,11 +196,14 @@ std::vector<RowRun> padded_runs(long long y0, size_t rows, const ConvPlan &p, co
     return runs;
 }
 
-// One pass over output rows [y_begin, y_end) in bands; `reduce` folds min/max instead of writing.
-void run_pass(DeviceContext &ctx, const ConvolveJob &job, const ConvPlan &p, const conv::Output &out_base,
+// One pass over output rows [y_begin, y_end) in bands; `reduce` folds min/max instead of writing. Returns
+// whether a separable filter's row pass went through the lanes' `mid` (the rank-1 strip kernel and the fused
+// kernel keep it on chip).
+bool run_pass(DeviceContext &ctx, const ConvolveJob &job, const ConvPlan &p, const conv::Output &out_base,
               bool reduce, bool reuse_mid, size_t y_begin, size_t y_end) {
     Pipeline pipe(ctx, p.lanes);
     size_t height = job.in.height;
+    bool mid_written = false;
     for (size_t y0 = y_begin; y0 < y_end; y0 += p.band_rows) {
         size_t rows = std::min(p.band_rows, y_end - y0);
         Lane &lane = pipe.next();
@@ -232,11 +235,15 @@ void run_pass(DeviceContext &ctx, const ConvolveJob &job, const ConvPlan &p, con
         a.out.partials = static_cast<unsigned long long *>(lane.partials.get());
         unsigned blocks = 0;
         if (p.separable) {
-            // The fused kernel keeps the row pass on chip; the min/max passes keep the two (the write pass
-            // of a single band reuses the fold pass's intermediate).
-            if (reuse_mid || reduce || !conv::launch_fused_separable(ctx, a, s)) {
-                if (!reuse_mid)
+            // u8 pairs of K x K byte taps take the rank-1 strip kernel; the fused kernel keeps the row pass
+            // on chip; the min/max passes otherwise keep the two (the write pass of a single band reuses the
+            // fold pass's intermediate).
+            if (!reuse_mid && (blocks = conv::launch_rank1(a, s)) != 0) {
+            } else if (reuse_mid || reduce || !conv::launch_fused_separable(ctx, a, s)) {
+                if (!reuse_mid) {
                     conv::launch_row_pass(a, int(rows + p.kh - 1), lane.mid.get(), ctx.limits(), s);
+                    mid_written = true;
+                }
                 blocks = conv::launch_column_pass(a, lane.mid.get(), ctx.limits(), s);
             }
         } else {
@@ -254,6 +261,7 @@ void run_pass(DeviceContext &ctx, const ConvolveJob &job, const ConvPlan &p, con
                           p.out_kind);
     }
     pipe.finish();
+    return mid_written;
 }
 
 // Hands the folded range to the job's range callback (libgpk_mpi: the range every rank agrees on) and
@@ -294,6 +302,7 @@ void convolve_run(DeviceContext &ctx, const ConvolveJob &job) {
     out.inv_isum = f.sum != 0 ? 1.0 / std::fabs(f.sum) : 0.0;
     set_sum_divider(out, std::fabs(f.sum));
     bool minmax = job.normalize == GPK_NORMALIZE_MINMAX;
+    bool mid_ready = false; // the fold pass left its row pass in mid
     if (minmax) {
         auto *mm = static_cast<char *>(ctx.scratch(Scratch::minmax, 16 * sizeof(long long)));
         out.imm = reinterpret_cast<long long *>(mm);
@@ -302,11 +311,11 @@ void convolve_run(DeviceContext &ctx, const ConvolveJob &job) {
         check_launch("init_minmax_kernel");
         const size_t range_end = std::min(job.range_end, job.in.height);
         const size_t range_begin = std::min(job.range_begin, range_end);
-        run_pass(ctx, job, p, out, true, false, range_begin, range_end);
+        mid_ready = run_pass(ctx, job, p, out, true, false, range_begin, range_end);
         if (job.range_fn) agree_on_range(ctx, job, p, out);
     }
     // A single separable band keeps its row pass from the min/max pass (which then covered every row).
-    bool reuse_mid = minmax && p.separable && p.band_rows >= job.in.height && job.range_begin == 0 &&
+    bool reuse_mid = mid_ready && p.separable && p.band_rows >= job.in.height && job.range_begin == 0 &&
                      job.range_end >= job.in.height;
     run_pass(ctx, job, p, out, false, reuse_mid, 0, job.in.height);
     if (!ctx.asynchronous() || !p.direct_in || !p.direct_out) ctx.synchronize_main();

@@ -1,6 +1,7 @@
 // Launches of the direct 2D kernel: square 3, 5 and 9 tap filters on u8 (exact int) and f32 images get
 // compile-time sizes; everything else takes the general kernel.
 #include "cuda/convolve_launch.cuh"
+#include "cuda/convolve_rank1.cuh"
 #include "cuda/convolve_strip.cuh"
 #include "cuda/convolve_vector.cuh"
 
@@ -8,6 +9,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <numeric>
+#include <type_traits>
 #include <string>
 
 namespace gpk::cuda::conv {
@@ -148,11 +151,25 @@ int strip_rows_knob() {
     return (rows + kStripChunk - 1) / kStripChunk * kStripChunk;
 }
 
+// The grid of a strip kernel: x covers `groups` interior thread groups in blocks of kStripThreads, then
+// the edge block; y the band's output rows in strips of `rows`. Empty (0 x 0) for a fold pass whose blocks
+// would outnumber the partials that blocks_bound makes room for.
+dim3 strip_grid(const PassArgs &a, long long groups, int rows, StripMode m) {
+    dim3 grid(unsigned((groups + kStripThreads - 1) / kStripThreads + 1),
+              unsigned((a.shape.out_rows + rows - 1) / rows));
+    if (m == StripMode::fold &&
+        size_t(grid.x) * grid.y > blocks_bound(a.shape.width, size_t(a.shape.out_rows)))
+        return dim3(0, 0);
+    return grid;
+}
+
+bool out_aligned_for_strip(const PassArgs &a) {
+    return reinterpret_cast<uintptr_t>(a.out.base) % kStripCols == 0 && a.out.pitch % kStripCols == 0;
+}
+
 template <StripMode M, bool Signed, StripDiv D>
 unsigned launch_strip_kernel(const PassArgs &a, const ByteTaps<3> &taps, const U8Divider &dv, int rows,
                              cudaStream_t s) {
-    const bool out_aligned =
-        reinterpret_cast<uintptr_t>(a.out.base) % kStripCols == 0 && a.out.pitch % kStripCols == 0;
     const long long groups = strip_groups(a.shape.width), rows_in = a.src.rows, width = a.shape.width;
     // Every padded row an output needs lies in [-1, rows_in]: true of whole images (row0 = first output row
     // - 1) and of staged bands (their halo rows in place).
@@ -160,59 +177,175 @@ unsigned launch_strip_kernel(const PassArgs &a, const ByteTaps<3> &taps, const U
     const int b = a.shape.border;
     const StripBorder bd{border_index(-1, rows_in, b), border_index(rows_in, rows_in, b),
                          border_index(-1, width, b), border_index(width, width, b)};
-    dim3 grid(unsigned((groups + kStripThreads - 1) / kStripThreads + 1),
-              unsigned((a.shape.out_rows + rows - 1) / rows));
-    // The min/max pass keeps one partial per block, room for blocks_bound of them.
-    if (M == StripMode::fold &&
-        size_t(grid.x) * grid.y > blocks_bound(a.shape.width, size_t(a.shape.out_rows)))
-        return 0;
-    conv3x3_u8_strip_kernel<M, Signed, D>
-        <<<grid, kStripThreads, 0, s>>>(a.src, a.shape, a.out, taps, dv, bd, rows, groups, out_aligned);
+    const dim3 grid = strip_grid(a, groups, rows, M);
+    if (grid.x == 0) return 0;
+    conv3x3_u8_strip_kernel<M, Signed, D><<<grid, kStripThreads, 0, s>>>(
+        a.src, a.shape, a.out, taps, dv, bd, rows, groups, out_aligned_for_strip(a));
     check_launch("conv3x3_u8_strip_kernel");
     return grid.x * grid.y;
 }
 
-// The divider's form for taps that are all >= 0: none where there is nothing to divide (normalisation none,
-// or a sum of 1), else a multiply-high (StripDiv says why the shift is always 32; the tile kernel would
-// take any other).
-unsigned launch_strip_divide(const PassArgs &a, const ByteTaps<3> &taps, const U8Divider &dv, int rows,
+template <int K, StripMode M, bool Signed, StripDiv D>
+unsigned launch_rank1_kernel(const PassArgs &a, const Rank1Taps<K> &taps, const U8Divider &dv, int rows,
                              cudaStream_t s) {
-    if (!dv.sum || a.out.isum == 1)
-        return launch_strip_kernel<StripMode::divide, false, StripDiv::none>(a, taps, dv, rows, s);
-    if (dv.shift != 32) return 0;
-    return launch_strip_kernel<StripMode::divide, false, StripDiv::mulhi>(a, taps, dv, rows, s);
+    const long long groups = rank1_groups(a.shape.width);
+    const dim3 grid = strip_grid(a, groups, rows, M);
+    if (grid.x == 0) return 0;
+    conv_rank1_u8_strip_kernel<K, M, Signed, D><<<grid, kStripThreads, 0, s>>>(
+        a.src, a.shape, a.out, taps, dv, rows, groups, out_aligned_for_strip(a));
+    check_launch("conv_rank1_u8_strip_kernel");
+    return grid.x * grid.y;
 }
 
-// The strip kernel (convolve_strip.cuh): u8 to u8 (or the min/max pass), one channel, 3 x 3 byte taps, a
-// source aligned to the strip's 8-byte loads; 0 where it does not apply.
-unsigned launch_strip(const PassArgs &a, cudaStream_t s) {
-    if (a.filter->kh != 3 || a.filter->kw != 3 || a.shape.channels != 1 || a.in_dtype != GPK_U8 ||
-        a.acc != AccKind::i32 || !byte_taps(*a.filter))
-        return 0;
+template <StripMode M> using ModeTag = std::integral_constant<StripMode, M>;
+template <StripDiv D> using DivTag = std::integral_constant<StripDiv, D>;
+
+// Launches a strip kernel in the way the pass finishes its sums: launch(mode, signed, divider form, dv,
+// rows), the first three as std::integral_constant tags, returning the blocks launched or 0. The fold pass
+// takes `rows` a block where its partials have room, else kMinBlockRows (which blocks_bound counts). Sums
+// of taps that are all >= 0 and are divided take a multiply-high where the divider's shift is 32 (StripDiv
+// says why every 3 x 3 byte filter has one); other dividers are the other kernels'.
+template <class Launch>
+unsigned launch_strip_modes(const PassArgs &a, bool is_signed, int rows, const Launch &launch) {
+    using B0 = std::false_type;
+    using B1 = std::true_type;
     const Output &o = a.out;
-    if (!o.reduce) {
-        if (o.dtype != GPK_U8) return 0;
-        // minmax_u8 needs (x - min) * 255 < 2^31: x - min is at most 2 * 255 * sum |taps|.
-        if (o.normalize == GPK_NORMALIZE_MINMAX && !(a.filter->abs_sum * 2 * 255 * 255 < 2147483648.0))
-            return 0;
-    }
-    int rows = strip_rows_knob();
-    if (rows == 0) return 0;
-    if (reinterpret_cast<uintptr_t>(a.src.base) % kStripCols != 0 || a.src.pitch % kStripCols != 0) return 0;
-    ByteTaps<3> taps;
-    const bool is_signed = pack_byte_taps(*a.filter, taps);
     U8Divider dv{};
     if (o.reduce) {
-        // At least kMinBlockRows rows a block, as blocks_bound counts them.
-        rows = std::max(rows, kMinBlockRows);
-        return launch_strip_kernel<StripMode::fold, false, StripDiv::none>(a, taps, dv, rows, s);
+        const ModeTag<StripMode::fold> fold;
+        if (unsigned blocks = launch(fold, B0{}, DivTag<StripDiv::none>{}, dv, rows)) return blocks;
+        return rows < kMinBlockRows ? launch(fold, B0{}, DivTag<StripDiv::none>{}, dv, kMinBlockRows) : 0;
     }
     if (o.normalize == GPK_NORMALIZE_MINMAX)
-        return launch_strip_kernel<StripMode::minmax, false, StripDiv::none>(a, taps, dv, rows, s);
+        return launch(ModeTag<StripMode::minmax>{}, B0{}, DivTag<StripDiv::none>{}, dv, rows);
     if (!make_u8_divider(a, dv)) return 0;
-    if (is_signed) return launch_strip_kernel<StripMode::divide, true, StripDiv::none>(a, taps, dv, rows, s);
-    return launch_strip_divide(a, taps, dv, rows, s);
+    const ModeTag<StripMode::divide> divide;
+    if (is_signed) return launch(divide, B1{}, DivTag<StripDiv::none>{}, dv, rows);
+    if (!dv.sum || o.isum == 1) return launch(divide, B0{}, DivTag<StripDiv::none>{}, dv, rows);
+    if (dv.shift != 32) return 0;
+    return launch(divide, B0{}, DivTag<StripDiv::mulhi>{}, dv, rows);
 }
+
+// Whether a pass suits the strip kernels: a one-channel u8 source aligned to their 8-byte loads, exact int
+// sums, K x K taps (2D: bytes; a separable pair's are checked by rank1_of_pair), u8 out (or the fold pass),
+// and for min/max normalisation (x - min) * 255 < 2^31 (minmax_u8; x - min is at most 2 * 255 * sum |taps|).
+bool strip_case(const PassArgs &a) {
+    if (a.filter->kh != a.filter->kw || a.shape.channels != 1 || a.in_dtype != GPK_U8 ||
+        a.acc != AccKind::i32 || (!a.filter->separable && !byte_taps(*a.filter)))
+        return false;
+    const Output &o = a.out;
+    if (!o.reduce) {
+        if (o.dtype != GPK_U8) return false;
+        if (o.normalize == GPK_NORMALIZE_MINMAX && !(a.filter->abs_sum * 2 * 255 * 255 < 2147483648.0))
+            return false;
+    }
+    return reinterpret_cast<uintptr_t>(a.src.base) % kStripCols == 0 && a.src.pitch % kStripCols == 0;
+}
+
+// The 3 x 3 strip kernel (convolve_strip.cuh); 0 where it does not apply.
+unsigned launch_strip(const PassArgs &a, cudaStream_t s) {
+    if (a.filter->separable || a.filter->kh != 3 || !strip_case(a)) return 0;
+    const int rows = strip_rows_knob();
+    if (rows == 0) return 0;
+    ByteTaps<3> taps;
+    const bool is_signed = pack_byte_taps(*a.filter, taps);
+    return launch_strip_modes(a, is_signed, rows, [&](auto m, auto sg, auto d, const U8Divider &dv, int r) {
+        return launch_strip_kernel<decltype(m)::value, decltype(sg)::value, decltype(d)::value>(a, taps, dv,
+                                                                                                r, s);
+    });
+}
+
+// Factors K x K integer taps as taps[a][b] = r[a] * c[b] with c in [-128, 127] (c: the first non-zero row
+// divided by the gcd of its entries); false where no such exact product exists or every tap is 0.
+template <int K> bool rank1_factor(const gpk_filter &f, Rank1Taps<K> &out) {
+    out = Rank1Taps<K>{};
+    auto tap = [&](int a, int b) { return (long long)f.taps[size_t(a) * K + b]; };
+    int first = -1;
+    for (int a = 0; a < K && first < 0; ++a)
+        for (int b = 0; b < K; ++b)
+            if (tap(a, b) != 0) first = a;
+    if (first < 0) return false;
+    long long g = 0;
+    for (int b = 0; b < K; ++b) g = std::gcd(g, std::llabs(tap(first, b)));
+    long long c[K];
+    int lead = -1; // the first column where c is not 0
+    for (int b = 0; b < K; ++b) {
+        c[b] = tap(first, b) / g;
+        if (c[b] < -128 || c[b] > 127) return false;
+        if (lead < 0 && c[b] != 0) lead = b;
+    }
+    for (int a = 0; a < K; ++a) {
+        if (tap(a, lead) % c[lead] != 0) return false;
+        const long long r = tap(a, lead) / c[lead];
+        for (int b = 0; b < K; ++b)
+            if (tap(a, b) != r * c[b]) return false;
+        out.r[a] = int(r);
+    }
+    for (int b = 0; b < K; ++b) out.c[b / 4] |= int(unsigned(c[b] & 0xFF) << (8 * (b % 4)));
+    return true;
+}
+
+// Which K x K filters take the rank-1 strip kernel: by default K = 5, 7 and 9 (at K = 3 the 3 x 3 strip
+// kernel does no more work per output). The internal knob GPK_TEST_CONV_RANK1 (NOTES.md) sets "off", or
+// "all" to take K = 3 too, for benchmarks and tests.
+int rank1_min_k() {
+    const char *text = std::getenv("GPK_TEST_CONV_RANK1");
+    if (!text || !*text) return 5;
+    if (std::strcmp(text, "off") == 0) return 100;
+    if (std::strcmp(text, "all") == 0) return 3;
+    invalid(std::string("GPK_TEST_CONV_RANK1 is \"") + text + "\"; expected off or all");
+}
+
+// A separable pair of K integer taps each way as rank-1 taps: c = the row filter (signed bytes), r = the
+// column filter (exact int sums bound each r[a] h); false where a row tap is not a byte.
+template <int K> bool rank1_of_pair(const gpk_filter &f, Rank1Taps<K> &out) {
+    out = Rank1Taps<K>{};
+    for (int b = 0; b < K; ++b) {
+        const double t = f.row[size_t(b)];
+        if (!(t >= -128 && t <= 127) || t != std::floor(t)) return false;
+        out.c[b / 4] |= int(unsigned(int(t) & 0xFF) << (8 * (b % 4)));
+    }
+    for (int a = 0; a < K; ++a) out.r[a] = int(f.col[size_t(a)]);
+    return true;
+}
+
+template <int K> unsigned launch_rank1_k(const PassArgs &a, cudaStream_t s) {
+    const gpk_filter &f = *a.filter;
+    Rank1Taps<K> taps;
+    if (!(f.separable ? rank1_of_pair(f, taps) : rank1_factor(f, taps))) return 0;
+    bool is_signed = false;
+    for (const std::vector<double> *v : {&f.taps, &f.row, &f.col})
+        for (double t : *v) is_signed |= t < 0;
+    // Strips of the 3 x 3 kernel's rows (its knob), 8 where that kernel is off.
+    int rows = strip_rows_knob();
+    if (rows == 0) rows = kStripRowsDefault;
+    return launch_strip_modes(a, is_signed, rows, [&](auto m, auto sg, auto d, const U8Divider &dv, int r) {
+        return launch_rank1_kernel<K, decltype(m)::value, decltype(sg)::value, decltype(d)::value>(a, taps,
+                                                                                                   dv, r, s);
+    });
+}
+
+} // namespace
+
+// The rank-1 strip kernel (convolve_rank1.cuh); 0 where it does not apply.
+unsigned launch_rank1(const PassArgs &a, cudaStream_t s) {
+    const int k = a.filter->kh;
+    if (k < rank1_min_k() || !strip_case(a)) return 0;
+    switch (k) {
+    case 3:
+        return launch_rank1_k<3>(a, s);
+    case 5:
+        return launch_rank1_k<5>(a, s);
+    case 7:
+        return launch_rank1_k<7>(a, s);
+    case 9:
+        return launch_rank1_k<9>(a, s);
+    default:
+        return 0;
+    }
+}
+
+namespace {
 
 // The four-outputs-per-thread kernels for 3, 5 and 9 taps; 0 where they do not apply.
 template <class In, class Acc> unsigned launch_vector(const PassArgs &a, cudaStream_t s) {
@@ -239,8 +372,10 @@ unsigned launch_square(const PassArgs &a, const DeviceLimits &lim, cudaStream_t 
                           (std::is_same<In, float>::value && std::is_same<Acc, float>::value);
     if constexpr (fast) {
         if (a.filter->kh != a.filter->kw) return 0;
-        if constexpr (std::is_same<In, uint8_t>::value)
+        if constexpr (std::is_same<In, uint8_t>::value) {
+            if (unsigned blocks = launch_rank1(a, s)) return blocks;
             if (unsigned blocks = launch_strip(a, s)) return blocks;
+        }
         if (unsigned blocks = launch_vector<In, Acc>(a, s)) return blocks;
         switch (a.filter->kh) {
         case 3:

@@ -39,6 +39,10 @@ inline size_t blocks_bound(long long row_elems, size_t rows) {
 
 // Direct 2D filter over one band; returns the blocks launched.
 unsigned launch_conv2d(const PassArgs &a, const DeviceLimits &lim, cudaStream_t s);
+// A K x K filter (K = 3 .. 9 odd; 2D taps that factor exactly as r[a] * c[b], or a separable pair) on a
+// one-channel u8 image with exact int sums, through the rank-1 strip kernel (convolve_rank1.cuh): the
+// blocks launched, 0 where it does not apply (a separable pair then takes its two passes).
+unsigned launch_rank1(const PassArgs &a, cudaStream_t s);
 // Row pass of a separable filter: mid_rows rows of Acc sums into `mid`.
 void launch_row_pass(const PassArgs &a, int mid_rows, void *mid, const DeviceLimits &lim, cudaStream_t s);
 // Column pass over `mid` (out_rows + kh - 1 rows), written or folded through a.out; returns the blocks.

@@ -86,6 +86,20 @@ template <StripMode M, bool Signed, StripDiv D> struct StripFinish {
     }
 };
 
+// The finisher of a strip kernel launch: the divider, and in the minmax mode the image's range (channel 0).
+template <StripMode M, bool Signed, StripDiv D>
+__device__ __forceinline__ StripFinish<M, Signed, D> make_strip_finish(const U8Divider &dv,
+                                                                       const Output &out) {
+    StripFinish<M, Signed, D> f;
+    f.dv = dv;
+    if constexpr (M == StripMode::minmax) {
+        f.mn = int(out.imm[0]);
+        f.den = int(out.imm[4] - out.imm[0]);
+        f.inv_den = f.den > 0 ? 1.0f / float(f.den) : 0.f;
+    }
+    return f;
+}
+
 // Stores 8 u8 outputs at row[x0..]: one 8-byte store where aligned, else byte by byte.
 __device__ __forceinline__ void store_strip(const int (&b)[kStripCols], char *row, long long x0,
                                             bool aligned) {
@@ -99,6 +113,48 @@ __device__ __forceinline__ void store_strip(const int (&b)[kStripCols], char *ro
     } else {
 #pragma unroll
         for (int j = 0; j < kStripCols; ++j) p[j] = (unsigned char)b[j];
+    }
+}
+
+// Words w[0..3] = bytes x0 - 4 .. x0 + 11 of the padded row at p (zeros where !valid, a zero-border row):
+// the thread's 8 bytes in one load, 4 either side from the neighbouring lanes by shuffle. The lanes at the
+// warp's ends and a thread whose right neighbour is not the next group (`loads_right`) load what no lane
+// has: whole words where Words (the rank-1 kernel's groups keep them inside the row), else only the byte
+// next to their 8 (the 3 x 3 kernel's groups may end one byte before the row does).
+template <bool Words>
+__device__ __forceinline__ void load_strip_row(unsigned (&w)[4], const unsigned char *p, bool valid, int lane,
+                                               bool loads_right) {
+    w[1] = w[2] = 0;
+    if (valid) {
+        const uint2 c = __ldg(reinterpret_cast<const uint2 *>(p));
+        w[1] = c.x, w[2] = c.y;
+    }
+    w[0] = __shfl_up_sync(0xFFFFFFFFu, w[2], 1);
+    w[3] = __shfl_down_sync(0xFFFFFFFFu, w[1], 1);
+    if (!valid) {
+        w[0] = w[3] = 0;
+    } else if (Words) {
+        if (lane == 0) w[0] = __ldg(reinterpret_cast<const unsigned *>(p) - 1);
+        if (loads_right) w[3] = __ldg(reinterpret_cast<const unsigned *>(p + kStripCols));
+    } else {
+        if (lane == 0) w[0] = unsigned(__ldg(p - 1)) << 24;
+        if (loads_right) w[3] = __ldg(p + kStripCols);
+    }
+}
+
+// Folds or writes the 8 finished sums of output row y of the thread at x0 (`active`: a real group).
+template <class F>
+__device__ __forceinline__ void finish_strip_row(F &f, const int (&sums)[kStripCols], bool active,
+                                                 const Output &out, int y, long long x0, bool out_aligned) {
+    if constexpr (F::mode == StripMode::fold) {
+        if (active)
+#pragma unroll
+            for (int j = 0; j < kStripCols; ++j) f.fold(sums[j]);
+    } else {
+        int b[kStripCols];
+#pragma unroll
+        for (int j = 0; j < kStripCols; ++j) b[j] = f.out(sums[j]);
+        if (active) store_strip(b, out.base + size_t(y) * out.pitch, x0, out_aligned);
     }
 }
 
@@ -121,19 +177,8 @@ strip_interior(F &f, const SourceRows &src, const Shape &sh, const Output &out, 
         for (int i = 0; i < kStripChunk + 2; ++i) {
             // Padded row c0 + i as words: bytes x0 - 4 .. x0 + 11, of which x0 - 1 .. x0 + 8 are used.
             const long long r = bd.row(src.row0 + c0 + i, src.rows);
-            unsigned w1 = 0, w2 = 0;
-            const unsigned char *p = column + size_t(r < 0 ? 0 : r) * src.pitch;
-            if (r >= 0) {
-                const uint2 c = __ldg(reinterpret_cast<const uint2 *>(p));
-                w1 = c.x, w2 = c.y;
-            }
-            unsigned w0 = __shfl_up_sync(0xFFFFFFFFu, w2, 1);
-            unsigned w3 = __shfl_down_sync(0xFFFFFFFFu, w1, 1);
-            if (r >= 0) {
-                if (lane == 0) w0 = unsigned(__ldg(p - 1)) << 24;
-                if (loads_right) w3 = __ldg(p + kStripCols);
-            }
-            const unsigned win[4] = {w0, w1, w2, w3};
+            unsigned win[4];
+            load_strip_row<false>(win, column + size_t(r < 0 ? 0 : r) * src.pitch, r >= 0, lane, loads_right);
 #pragma unroll
             for (int j = 0; j < kStripCols; ++j) {
                 const int at = 3 + j, wi = at / 4, bits = 8 * (at % 4);
@@ -147,26 +192,17 @@ strip_interior(F &f, const SourceRows &src, const Shape &sh, const Output &out, 
             }
             const int done = i - 2;
             if (done < 0 || c0 + done >= y_end) continue;
-            if constexpr (F::mode == StripMode::fold) {
-                if (active)
-#pragma unroll
-                    for (int j = 0; j < kStripCols; ++j) f.fold(acc[done][j]);
-            } else {
-                int b[kStripCols];
-#pragma unroll
-                for (int j = 0; j < kStripCols; ++j) b[j] = f.out(acc[done][j]);
-                if (active) store_strip(b, out.base + size_t(c0 + done) * out.pitch, x0, out_aligned);
-            }
+            finish_strip_row(f, acc[done], active, out, c0 + done, x0, out_aligned);
         }
     }
 }
 
-// The edge block of a strip: columns 0 .. 7 and 8 (groups + 1) .. width - 1 (all columns of rows narrower
-// than 18), one output per thread at a time, every tap through the border rule.
-template <class F>
-__device__ __forceinline__ void strip_edges(F &f, const SourceRows &src, const Shape &sh, const Output &out,
-                                            const ByteTaps<3> &taps, const StripBorder &bd, int y0, int y_end,
-                                            long long groups) {
+// The outputs of a strip's edge block: columns 0 .. 7 and 8 (groups + 1) .. width - 1 (all columns of rows
+// too narrow for an interior group), one output per thread at a time: sum(x, y) (which starts from
+// f.init()), folded or written.
+template <class F, class Sum>
+__device__ __forceinline__ void strip_edge_outputs(F &f, const Shape &sh, const Output &out, int y0,
+                                                   int y_end, long long groups, const Sum &sum) {
     const int nleft = int(min(sh.width, (long long)kStripCols));
     const long long right0 = groups > 0 ? kStripCols * (groups + 1) : nleft;
     const int ncols = nleft + int(sh.width - right0);
@@ -174,6 +210,20 @@ __device__ __forceinline__ void strip_edges(F &f, const SourceRows &src, const S
     for (int k = threadIdx.x; k < count; k += kStripThreads) {
         const int c = k % ncols, y = y0 + k / ncols;
         const long long x = c < nleft ? c : right0 + (c - nleft);
+        const int n = sum(x, y);
+        if constexpr (F::mode == StripMode::fold)
+            f.fold(n);
+        else
+            out.base[size_t(y) * out.pitch + x] = char(f.out(n));
+    }
+}
+
+// The edge block of a strip (rows narrower than 18 entirely), every tap through the border rule.
+template <class F>
+__device__ __forceinline__ void strip_edges(F &f, const SourceRows &src, const Shape &sh, const Output &out,
+                                            const ByteTaps<3> &taps, const StripBorder &bd, int y0, int y_end,
+                                            long long groups) {
+    strip_edge_outputs(f, sh, out, y0, y_end, groups, [&](long long x, int y) {
         int n = f.init();
 #pragma unroll
         for (int a = 0; a < 3; ++a) {
@@ -187,11 +237,8 @@ __device__ __forceinline__ void strip_edges(F &f, const SourceRows &src, const S
                 if (m >= 0) n += int(row[m]) * int((signed char)(taps.w[a] >> (8 * b)));
             }
         }
-        if constexpr (F::mode == StripMode::fold)
-            f.fold(n);
-        else
-            out.base[size_t(y) * out.pitch + x] = char(f.out(n));
-    }
+        return n;
+    });
 }
 
 // Grid: x covers the interior groups in blocks of 128, then one edge block; y the band's output rows in
@@ -200,13 +247,7 @@ template <StripMode M, bool Signed, StripDiv D>
 __global__ void __launch_bounds__(kStripThreads, 8)
     conv3x3_u8_strip_kernel(SourceRows src, Shape sh, Output out, ByteTaps<3> taps, U8Divider dv,
                             StripBorder bd, int strip_rows, long long groups, bool out_aligned) {
-    StripFinish<M, Signed, D> f;
-    f.dv = dv;
-    if constexpr (M == StripMode::minmax) {
-        f.mn = int(out.imm[0]);
-        f.den = int(out.imm[4] - out.imm[0]);
-        f.inv_den = f.den > 0 ? 1.0f / float(f.den) : 0.f;
-    }
+    StripFinish<M, Signed, D> f = make_strip_finish<M, Signed, D>(dv, out);
     const int y0 = blockIdx.y * strip_rows;
     const int y_end = min(y0 + strip_rows, sh.out_rows);
     if (blockIdx.x == gridDim.x - 1)

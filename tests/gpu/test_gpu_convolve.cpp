@@ -4,7 +4,7 @@
 // 2D, both separable passes, min/max folding), every border, filters larger than the image, misaligned
 // pointers and images larger than a faked device (bands with halos), for host pageable, host pinned and
 // device pointers, with and without a caller stream. GPK_TEST_ONLY=name,... runs the named groups only
-// (laplacian, kernels, strip, fused, fit, misaligned, beyond_device, row_limit, beyond_2_32).
+// (laplacian, kernels, strip, rank1, fused, fit, misaligned, beyond_device, row_limit, beyond_2_32).
 #include "convolve_params.hpp"
 #include "gpu_common.hpp"
 #include "periodic_image.hpp"
@@ -58,7 +58,22 @@ gpk_filter *make_filter(const std::string &spec, uint64_t seed) {
     unsigned a = 0, b = 0;
     char kind[16] = {};
     gpk_filter *f = nullptr;
-    if (std::sscanf(spec.c_str(), "%15[a-z0-9]:%u:%u", kind, &a, &b) == 3) {
+    if (std::sscanf(spec.c_str(), "%15[a-z0-9]:%u:%u", kind, &a, &b) == 3 &&
+        std::strncmp(kind, "rank1", 5) == 0) {
+        // rank1 / rank1pos / rank1wide:K:K: 2D taps r[i] * c[j] (small signed, non-negative, or column
+        // taps over the whole byte range with r in -1..1); rank1sep:K:K the same r, c as a separable pair.
+        const bool pos = std::strcmp(kind, "rank1pos") == 0, wide = std::strcmp(kind, "rank1wide") == 0;
+        auto draw = [&](int lo, int hi) { return double(lo + int(rng() % unsigned(hi - lo + 1))); };
+        std::vector<double> r(a), c(b), t(size_t(a) * b);
+        for (double &v : r) v = wide ? draw(-1, 1) : pos ? draw(0, 9) : draw(-9, 9);
+        for (double &v : c) v = wide ? draw(-128, 127) : pos ? draw(0, 12) : draw(-12, 12);
+        for (unsigned i = 0; i < a; ++i)
+            for (unsigned j = 0; j < b; ++j) t[size_t(i) * b + j] = r[i] * c[j];
+        if (std::strcmp(kind, "rank1sep") == 0)
+            gpk_filter_create_separable(&f, b, c.data(), a, r.data());
+        else
+            gpk_filter_create_2d(&f, a, b, t.data());
+    } else if (std::sscanf(spec.c_str(), "%15[a-z0-9]:%u:%u", kind, &a, &b) == 3) {
         bool integer = std::strncmp(kind, "int", 3) == 0, positive = std::strncmp(kind, "pos", 3) == 0;
         auto tap = [&] {
             if (positive) return double(rng() % 101);
@@ -321,6 +336,96 @@ void test_strip_kernel(gpu::Contexts &ctxs) {
     }
     unsetenv("GPK_TEST_CONV_STRIP");
     std::printf("strip kernel: %zu cases\n", cases);
+}
+
+// The rank-1 strip kernel (convolve_rank1.cuh) on device images against the CPU backend: K x K filters
+// (K = 3, 5, 7, 9) whose 2D taps are an exact integer product r[a] * c[b] (small signed, non-negative, full
+// byte range, box), the same as separable pairs, and the named box:K; widths around its 8-byte groups, the
+// edge block (rows narrower than 20 and the columns from 8 (groups + 1) on) and its 128-thread blocks;
+// heights around its 8-row chunks, strips of 8, 16 and 24 rows (GPK_TEST_CONV_STRIP) and rows shorter than
+// the filter; every border, with the finishes in turn; every way of finishing (multiply-high division, none,
+// signed, both min/max passes); the kernel on for 3 x 3 too (GPK_TEST_CONV_RANK1=all) and off (the 2D
+// kernels, same bits). Input rows 8-byte aligned, as it needs; output rows aligned or not.
+void test_rank1_kernel(gpu::Contexts &ctxs) {
+    const bool quick = gpu::quick();
+    const std::vector<size_t> widths =
+        quick ? std::vector<size_t>{1, 13, 20, 27, 1045}
+              : std::vector<size_t>{1,  4,  8,  9,    12,   19,   20,   21,   27,
+                                    28, 29, 36, 1035, 1036, 1037, 1044, 1045, 2068};
+    const std::vector<size_t> heights =
+        quick ? std::vector<size_t>{1, 4, 17} : std::vector<size_t>{1, 2, 4, 8, 9, 12, 17, 33};
+    const struct {
+        const char *filter;
+        gpk_normalize norm;
+    } finishes[] = {{"rank1pos", GPK_NORMALIZE_SUM},  {"rank1pos", GPK_NORMALIZE_NONE},
+                    {"rank1", GPK_NORMALIZE_SUM},     {"rank1", GPK_NORMALIZE_NONE},
+                    {"rank1wide", GPK_NORMALIZE_SUM}, {"rank1", GPK_NORMALIZE_MINMAX},
+                    {"rank1sep", GPK_NORMALIZE_SUM},  {"rank1sep", GPK_NORMALIZE_MINMAX},
+                    {"box", GPK_NORMALIZE_SUM},       {"boxsep", GPK_NORMALIZE_SUM}};
+    const char *modes[][2] = {{"", ""}, {"16", "all"}, {"24", ""}, {"8", "off"}}; // strip rows, rank-1 knob
+    uint64_t seed = 9000;
+    size_t cases = 0, turn = 0;
+    for (const auto &mode : modes) {
+        if (quick && mode != modes[0] && mode != modes[1]) break;
+        if (*mode[0]) setenv("GPK_TEST_CONV_STRIP", mode[0], 1);
+        if (*mode[1]) setenv("GPK_TEST_CONV_RANK1", mode[1], 1);
+        for (int kk : {3, 5, 7, 9})
+            for (size_t w : widths)
+                for (size_t h : heights)
+                    for (gpk_border b : kBorders) {
+                        // The finishes in turn, shifted by one every 5 cases so that each border meets each.
+                        const size_t t = turn++;
+                        const auto &fin = finishes[(t + t / 5) % (sizeof finishes / sizeof finishes[0])];
+                        if (quick && t % 3 != 0) continue; // a third of the quick cases
+                        const std::string K = std::to_string(kk);
+                        std::string spec = std::string(fin.filter) + ":" + K + ":" + K;
+                        if (std::strcmp(fin.filter, "boxsep") == 0) spec = "box:" + K;
+                        std::vector<double> ones(size_t(kk) * kk, 1.0);
+                        ConvCase k{GPK_U8, GPK_U8, w, h, 1, spec, b, fin.norm, GPK_ACCUMULATE_AUTO};
+                        k.in_align = 8;
+                        gpk_filter *f = nullptr;
+                        if (std::strcmp(fin.filter, "box") == 0)
+                            gpk_filter_create_2d(&f, size_t(kk), size_t(kk), ones.data());
+                        else
+                            f = make_filter(k.filter, seed);
+                        std::vector<unsigned char> img = make_image(k, seed + 1);
+                        seed += 2;
+                        std::vector<unsigned char> want(k.out_stride() * k.height, kPoison);
+                        const gpk_status st = convolve(ctxs.cpu, k, f, img.data(), want.data());
+                        const std::string what =
+                            describe(k) + " strip '" + mode[0] + "' rank1 '" + mode[1] + "'";
+                        if (st == GPK_OK)
+                            run_on(ctxs.cuda, nullptr, Memory::device, Memory::device, k, f, img, want, true,
+                                   what);
+                        else // random taps that sum to 0: rejected by both backends
+                            CHECK_STATUS(ctxs.cuda, convolve(ctxs.cuda, k, f, img.data(), want.data()), st);
+                        gpk_filter_destroy(f);
+                        ++cases;
+                    }
+        unsetenv("GPK_TEST_CONV_STRIP");
+        unsetenv("GPK_TEST_CONV_RANK1");
+    }
+    // Staged (host) images and pointers of any alignment: the kernel where the staged rows allow it, the
+    // other kernels otherwise, same bits.
+    for (int kk : {5, 9})
+        for (gpk_border b : kBorders)
+            for (gpk_normalize nm : {GPK_NORMALIZE_SUM, GPK_NORMALIZE_MINMAX}) {
+                const std::string K = std::to_string(kk);
+                ConvCase k{GPK_U8, GPK_U8, kk == 5 ? 1040u : 1037u, 45, 1, "rank1pos:" + K + ":" + K,
+                           b,      nm,     GPK_ACCUMULATE_AUTO};
+                k.in_align = 8;
+                gpk_filter *f = make_filter(k.filter, seed);
+                std::vector<unsigned char> img = make_image(k, seed + 1);
+                seed += 2;
+                std::vector<unsigned char> want(k.out_stride() * k.height, kPoison);
+                if (convolve(ctxs.cpu, k, f, img.data(), want.data()) == GPK_OK)
+                    for (Memory m : {Memory::pageable, Memory::pinned, Memory::device})
+                        run_on(ctxs.cuda, nullptr, m, Memory::pageable, k, f, img, want, true,
+                               describe(k) + " staged");
+                gpk_filter_destroy(f);
+                ++cases;
+            }
+    std::printf("rank-1 kernel: %zu cases\n", cases);
 }
 
 // The fused separable kernel (convolve_fused.cuh: single-channel f32 sums, square filters of its built
@@ -645,6 +750,7 @@ int main() {
     if (wanted("laplacian")) test_laplacian_by_hand(ctxs);
     if (wanted("kernels")) test_kernels(ctxs);
     if (wanted("strip")) test_strip_kernel(ctxs);
+    if (wanted("rank1")) test_rank1_kernel(ctxs);
     if (wanted("fused")) test_fused_separable(ctxs);
     if (wanted("fit")) test_fused_fit_boundary(ctxs);
     if (wanted("misaligned")) test_misaligned(ctxs);

@@ -12,7 +12,8 @@
 //   where the library knows it);
 // - the GPU suite (GPK_SWEEP_CUDA; CUDA backend, exits 77 without a device): images in pageable, pinned and
 //   device memory, bands forced small by a faked device size (GPK_TEST_DEVICE_MEMORY_LIMIT), the u8 3x3
-//   strip kernel with several row counts and off (GPK_TEST_CONV_STRIP).
+//   strip kernel with several row counts and off (GPK_TEST_CONV_STRIP), the rank-1 strip kernel by default,
+//   for 3 x 3 too, and off (GPK_TEST_CONV_RANK1).
 // GPK_TEST_QUICK=1 runs every 8th case (sanitizer runs).
 #include "convolve_reference.hpp"
 
@@ -69,7 +70,9 @@ bool env_flag(const char *name) {
 // sample; for a separable pair the product of both sums) into the range of one accumulator: float sums
 // below 2^24, int32 below 2^31, double below 2^53, int64 below 2^54 (CPU; the CUDA backend sums in int32
 // below 2^31, else int64).
-enum class TapKind { bytes, signed_bytes, wide31, wide53, wide54, real, positive_real };
+// `outer`: 2D taps that are an exact product r[a] * c[b] of small integers (the CUDA rank-1 kernel); a
+// separable pair of small integers.
+enum class TapKind { bytes, signed_bytes, wide31, wide53, wide54, real, positive_real, outer };
 const TapKind kIntegerKinds[] = {TapKind::bytes, TapKind::signed_bytes, TapKind::wide31, TapKind::wide53,
                                  TapKind::wide54};
 const TapKind kRealKinds[] = {TapKind::real, TapKind::positive_real};
@@ -88,6 +91,8 @@ const char *kind_name(TapKind k) {
         return "int64-sum taps";
     case TapKind::real:
         return "real taps";
+    case TapKind::outer:
+        return "outer-product taps";
     default:
         return "positive real taps";
     }
@@ -115,6 +120,7 @@ std::vector<double> draw_taps(size_t n, TapKind kind) {
             v = double(pick(0, 9));
             break;
         case TapKind::signed_bytes:
+        case TapKind::outer:
             v = double(pick(-8, 8));
             break;
         case TapKind::real:
@@ -165,6 +171,12 @@ Filter make_filter(bool separable, int kh, int kw, TapKind kind, gpk_dtype in) {
             a = taps_summing_to(size_t(kw), row_total);
             b = taps_summing_to(size_t(kh), col_total);
         }
+    } else if (kind == TapKind::outer && !separable) {
+        const std::vector<double> r = draw_taps(size_t(kh), kind), c = draw_taps(size_t(kw), kind);
+        const bool positive = pick(0, 1); // all taps >= 0 half the time
+        for (int i = 0; i < kh; ++i)
+            for (int j = 0; j < kw; ++j)
+                a.push_back(positive ? std::fabs(r[size_t(i)] * c[size_t(j)]) : r[size_t(i)] * c[size_t(j)]);
     } else {
         a = draw_taps(size_t(separable ? kw : kh * kw), kind);
         if (separable) b = draw_taps(size_t(kh), kind);
@@ -195,6 +207,7 @@ struct Setup {
     std::string cpu_strip;             // GPK_TEST_CONV_CPU_STRIP ("" unset)
     std::string cpu_isa;               // GPK_TEST_CPU_ISA ("" unset)
     std::string gpu_strip;             // GPK_TEST_CONV_STRIP ("" unset)
+    std::string gpu_rank1;             // GPK_TEST_CONV_RANK1 ("" unset)
     std::string memory_limit;          // GPK_TEST_DEVICE_MEMORY_LIMIT ("" unset)
     int in_memory = 0, out_memory = 0; // gpu::Memory of each image (CUDA)
 };
@@ -206,6 +219,7 @@ std::string describe_setup(const Setup &s) {
     if (!s.cpu_strip.empty()) d += " cpu-strip " + s.cpu_strip;
     if (!s.cpu_isa.empty()) d += " isa " + s.cpu_isa;
     if (!s.gpu_strip.empty()) d += " gpu-strip " + s.gpu_strip;
+    if (!s.gpu_rank1.empty()) d += " gpu-rank1 " + s.gpu_rank1;
     if (!s.memory_limit.empty()) d += " device-bytes " + s.memory_limit;
 #ifdef GPK_SWEEP_CUDA
     d += std::string(" ") + gpu::memory_name(gpu::Memory(s.in_memory)) + "->" +
@@ -259,6 +273,7 @@ gpk_status run(const Case &k, const Setup &s, const Filter &f, const Image &in, 
     set_knob("GPK_TEST_CONV_CPU_STRIP", s.cpu_strip);
     set_knob("GPK_TEST_CPU_ISA", s.cpu_isa);
     set_knob("GPK_TEST_CONV_STRIP", s.gpu_strip);
+    set_knob("GPK_TEST_CONV_RANK1", s.gpu_rank1);
     set_knob("GPK_TEST_DEVICE_MEMORY_LIMIT", s.memory_limit);
     const gpk_convolve_params p = convolve_params(f.get(), k.border, k.norm, k.acc);
     gpk_status status;
@@ -273,7 +288,7 @@ gpk_status run(const Case &k, const Setup &s, const Filter &f, const Image &in, 
     status = gpk_convolve(ctx, &p, &in.desc, in.bytes.data(), &out.desc, out.bytes.data());
 #endif
     for (const char *knob : {"GPK_TEST_CONV_CPU_STRIP", "GPK_TEST_CPU_ISA", "GPK_TEST_CONV_STRIP",
-                             "GPK_TEST_DEVICE_MEMORY_LIMIT"})
+                             "GPK_TEST_CONV_RANK1", "GPK_TEST_DEVICE_MEMORY_LIMIT"})
         unsetenv(knob);
     return status;
 }
@@ -396,6 +411,8 @@ Setup random_setup(const Case &k) {
     } else {
         const char *rows[] = {"", "", "8", "16", "24", "40", "off"};
         s.gpu_strip = pick_of(rows);
+        const char *rank1[] = {"", "", "all", "off"};
+        s.gpu_rank1 = pick_of(rank1);
         s.in_memory = int(pick(0, 2));
         s.out_memory = int(pick(0, 2));
         // A device faked small enough to cut a host image into bands of a few rows: room for each of three
@@ -549,7 +566,8 @@ void sweep_rows() {
 }
 
 // The CUDA backend's specialised kernels at the edges of their tiles: u8 3x3 byte taps (the strip kernel:
-// plain, sum with each divider, signed, min/max), u8 5x5 and 9x9 (four outputs a thread), f32 3x3, 5x5 and
+// plain, sum with each divider, signed, min/max), u8 K x K outer-product taps and 5|5 separable pairs (the
+// rank-1 strip kernel), u8 5x5 and 9x9 (four outputs a thread), f32 3x3, 5x5 and
 // 9x9, f32 separable filters of up to 17 taps (fixed-length row and column kernels), square f32 separable
 // filters of 1..65 taps (the fused kernel). The CPU backend runs them too.
 void sweep_kernels() {
@@ -558,13 +576,18 @@ void sweep_kernels() {
         gpk_dtype in, out;
         gpk_accumulate acc;
         TapKind taps;
-        int k; // 2D k x k; 0: separable of up to 17 taps
+        int k; // 2D k x k; 0: separable of up to 17 taps; -k: separable k|k
     };
     const Kind kinds[] = {
         {GPK_U8, GPK_U8, GPK_ACCUMULATE_AUTO, TapKind::bytes, 3},
         {GPK_U8, GPK_U8, GPK_ACCUMULATE_AUTO, TapKind::signed_bytes, 3},
         {GPK_U8, GPK_U8, GPK_ACCUMULATE_AUTO, TapKind::bytes, 5},
         {GPK_U8, GPK_U8, GPK_ACCUMULATE_AUTO, TapKind::signed_bytes, 9},
+        {GPK_U8, GPK_U8, GPK_ACCUMULATE_AUTO, TapKind::outer, 3},
+        {GPK_U8, GPK_U8, GPK_ACCUMULATE_AUTO, TapKind::outer, 5},
+        {GPK_U8, GPK_U8, GPK_ACCUMULATE_AUTO, TapKind::outer, 7},
+        {GPK_U8, GPK_U8, GPK_ACCUMULATE_AUTO, TapKind::outer, 9},
+        {GPK_U8, GPK_U8, GPK_ACCUMULATE_AUTO, TapKind::outer, -5},
         {GPK_U8, GPK_F32, GPK_ACCUMULATE_AUTO, TapKind::bytes, 3},
         {GPK_F32, GPK_F32, GPK_ACCUMULATE_F32, TapKind::real, 3},
         {GPK_F32, GPK_F32, GPK_ACCUMULATE_F32, TapKind::positive_real, 5},
@@ -575,8 +598,13 @@ void sweep_kernels() {
     };
     for (const Kind &kd : kinds)
         for (size_t n : kEdgeSamples) {
-            const bool sep = kd.k == 0;
-            const int kh = sep ? odd(1, 17) : kd.k, kw = sep ? odd(1, 17) : kd.k;
+            const bool sep = kd.k <= 0;
+            const int kh = kd.k < 0 ? -kd.k
+                           : sep    ? odd(1, 17)
+                                    : kd.k,
+                      kw = kd.k < 0 ? -kd.k
+                           : sep    ? odd(1, 17)
+                                    : kd.k;
             Case k = random_case(n, 1);
             k.in_type = kd.in, k.out_type = kd.out, k.acc = kd.acc;
             // Mostly one channel: the specialised kernels take one.

@@ -1,0 +1,117 @@
+// K x K filters (K = 3, 5, 7, 9) whose taps are an exact rank-1 product of integers, taps[a][b] = r[a] * c[b]
+// (box filters, binomial filters; found exactly on the host, convolve_2d.cu), on one-channel u8 images.
+// The strip kernel's layout (convolve_strip.cuh): each thread computes 8 consecutive outputs along x down
+// a strip of rows, reading each padded row once with one 8-byte load and taking 4 bytes either side from
+// its neighbouring lanes. Per padded row and output it forms the row sum h = sum_b c[b] x (dp4a on the
+// row's bytes shifted into place, c as signed bytes), then adds r[a] h into the K output rows the padded
+// row belongs to: K + (K + 3) / 4 operations an output and padded row instead of the 2D kernel's K (K + 3)
+// / 4 dp4a. Integer sums are exact in any order, so every output is the 2D filter's sum, bit for bit, and
+// finishes the same way (StripFinish: normalisation none or sum, min and max folded, or min/max written).
+// The columns whose 4-byte neighbour words leave the row are one extra block per strip, output by output
+// through the border rule.
+#pragma once
+
+#include "cuda/convolve_strip.cuh"
+
+namespace gpk::cuda::conv {
+
+// r[a] and the column taps c as signed bytes, four to a word, zero past K.
+template <int K> struct Rank1Taps {
+    int r[K];
+    int c[(K + 3) / 4];
+};
+
+// Interior groups g = 1 .. rank1_groups(width) cover x0 = 8 g .. 8 g + 7 and read the words x0 - 4 .. x0 +
+// 11, all inside the row.
+__host__ __device__ inline long long rank1_groups(long long width) {
+    return width >= 20 ? (width - 12) / kStripCols : 0;
+}
+
+template <int K, class F>
+__device__ __forceinline__ void rank1_interior(F &f, const SourceRows &src, const Shape &sh,
+                                               const Output &out, const Rank1Taps<K> &taps, int y0, int y_end,
+                                               long long groups, bool out_aligned) {
+    constexpr int R = K / 2, G = (K + 3) / 4;
+    const long long g = (long long)blockIdx.x * kStripThreads + threadIdx.x + 1;
+    const bool active = g <= groups;
+    const long long x0 = kStripCols * (active ? g : groups);
+    const int lane = threadIdx.x % 32;
+    const bool loads_right = lane == 31 || g >= groups; // its right neighbour is not the next 8 bytes
+    const unsigned char *column = reinterpret_cast<const unsigned char *>(src.base) + x0;
+#pragma unroll 1
+    for (int c0 = y0; c0 < y_end; c0 += kStripChunk) {
+        int acc[kStripChunk][kStripCols];
+#pragma unroll
+        for (int i = 0; i < kStripChunk + K - 1; ++i) {
+            // Padded row c0 + i as words: bytes x0 - 4 .. x0 + 11 (win[4] only meets zero taps).
+            const long long r = border_index(src.row0 + c0 + i, src.rows, sh.border);
+            unsigned w[4];
+            load_strip_row<true>(w, column + size_t(r < 0 ? 0 : r) * src.pitch, r >= 0, lane, loads_right);
+            const unsigned win[5] = {w[0], w[1], w[2], w[3], 0u};
+#pragma unroll
+            for (int j = 0; j < kStripCols; ++j) {
+                int h = 0;
+#pragma unroll
+                for (int q = 0; q < G; ++q) {
+                    const int at = 4 + j - R + 4 * q, wi = at / 4, bits = 8 * (at % 4);
+                    const unsigned v = bits ? __funnelshift_r(win[wi], win[wi + 1], bits) : win[wi];
+                    h = dot4_u8s8(v, taps.c[q], h);
+                }
+#pragma unroll
+                for (int a = 0; a < K; ++a) {
+                    const int row = i - a; // output row c0 + row takes filter row a from this padded row
+                    if (row >= 0 && row < kStripChunk)
+                        acc[row][j] = (a == 0 ? f.init() : acc[row][j]) + taps.r[a] * h;
+                }
+            }
+            const int done = i - (K - 1);
+            if (done < 0 || c0 + done >= y_end) continue;
+            finish_strip_row(f, acc[done], active, out, c0 + done, x0, out_aligned);
+        }
+    }
+}
+
+// The edge block of a strip (rows narrower than 20 entirely), every tap through the border rule.
+template <int K, class F>
+__device__ __forceinline__ void rank1_edges(F &f, const SourceRows &src, const Shape &sh, const Output &out,
+                                            const Rank1Taps<K> &taps, int y0, int y_end, long long groups) {
+    constexpr int R = K / 2;
+    strip_edge_outputs(f, sh, out, y0, y_end, groups, [&](long long x, int y) {
+        int n = f.init();
+#pragma unroll
+        for (int a = 0; a < K; ++a) {
+            const long long r = border_index(src.row0 + y + a, src.rows, sh.border);
+            if (r < 0) continue;
+            const unsigned char *row =
+                reinterpret_cast<const unsigned char *>(src.base) + size_t(r) * src.pitch;
+            int h = 0;
+#pragma unroll
+            for (int b = 0; b < K; ++b) {
+                const long long m = border_index(x + b - R, sh.width, sh.border);
+                if (m >= 0) h += int(row[m]) * int((signed char)(taps.c[b / 4] >> (8 * (b % 4))));
+            }
+            n += taps.r[a] * h;
+        }
+        return n;
+    });
+}
+
+// Grid: x covers the interior groups in blocks of 128, then one edge block; y the band's output rows in
+// strips of `strip_rows`. The source base and pitch are multiples of 8; `out_aligned`: so are the output's.
+// K rows of 8 sums are live at a time: 3 x 3 fits 64 registers a thread, 5 x 5 85, 7 and 9 128.
+template <int K, StripMode M, bool Signed, StripDiv D>
+__global__ void __launch_bounds__(kStripThreads, K <= 3 ? 8 : (K <= 5 ? 6 : 4))
+    conv_rank1_u8_strip_kernel(SourceRows src, Shape sh, Output out, Rank1Taps<K> taps, U8Divider dv,
+                               int strip_rows, long long groups, bool out_aligned) {
+    StripFinish<M, Signed, D> f = make_strip_finish<M, Signed, D>(dv, out);
+    const int y0 = blockIdx.y * strip_rows;
+    const int y_end = min(y0 + strip_rows, sh.out_rows);
+    if (blockIdx.x == gridDim.x - 1)
+        rank1_edges<K>(f, src, sh, out, taps, y0, y_end, groups);
+    else
+        rank1_interior<K>(f, src, sh, out, taps, y0, y_end, groups, out_aligned);
+    if constexpr (M == StripMode::fold)
+        fold_minmax<int>(f.fold_mn <= f.fold_mx, f.fold_mn, f.fold_mx, 0, out);
+}
+
+} // namespace gpk::cuda::conv
