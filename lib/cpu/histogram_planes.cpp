@@ -132,9 +132,16 @@ GPK_TARGET_PLANES void count_blocks(const unsigned char *p, size_t blocks, uint6
                 nibble_masks(x, chunk[n++]);
         }
         if (n == 0) continue;
+        // The next chunk's samples are fetched while this one is counted (4 lines an iteration): the
+        // counting reads no input, and without this the next chunk's loads wait on memory.
+        const unsigned char *next = p + (first + kChunk) * kBlock;
+        const size_t ahead = first + 2 * kChunk <= blocks ? kChunk * kBlock : 0;
         // Value 16 j + i: the samples in hi[j] and lo[i]; eight values at a time, over the chunk.
         for (int j = 0; j < 16; ++j)
             for (int half = 0; half < 2; ++half) {
+                const size_t line = (2 * j + half) * 256;
+                if (line < ahead)
+                    for (int k = 0; k < 4; ++k) _mm_prefetch((const char *)next + line + 64 * k, _MM_HINT_T0);
                 __m512i sum[8];
                 for (int i = 0; i < 8; ++i) sum[i] = _mm512_setzero_si512();
                 for (size_t k = 0; k < n; ++k) {
