@@ -12,8 +12,10 @@
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
 #define GPK_HIST_PLANES 1
-// GCC 12 reports the intrinsics' own "undefined" pass-through operands (__Y = __Y) as maybe uninitialised.
+#if !defined(                                                                                                \
+    __clang__) // GCC 12 reports the intrinsics' own "undefined" operands (__Y = __Y) as maybe uninitialised
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 #else
 #define GPK_HIST_PLANES 0
 #endif
