@@ -6,6 +6,7 @@
 // with the shared rule), so every bin layout runs at the speed of the direct one. Tables too large
 // for this are counted in 64-bit directly.
 #include "common/semantics.hpp"
+#include "cpu/histogram_planes.hpp"
 #include "cpu/host_memory.hpp"
 #include "cpu/kernels.hpp"
 #include "engine/error.hpp"
@@ -153,6 +154,16 @@ template <class T, unsigned C, unsigned L> struct ValueRunKernel {
     }
 };
 
+// One-channel u8 by bit planes (histogram_planes.cpp), into the first lane.
+struct PlaneKernel {
+    using Sample = uint8_t;
+    template <class Counter> void operator()(const unsigned char *p, size_t samples, Counter *table) const {
+        uint64_t counts[256] = {};
+        count_u8_planes(p, samples, counts);
+        for (size_t v = 0; v < 256; ++v) table[v] += Counter(counts[v]); // at most `samples`
+    }
+};
+
 // u32 and i32 with direct bins, in groups of 8 samples read as four 64-bit words (24 samples for three
 // channels). When the OR of a group is below a power of two no larger than bins (nor 2^31, so that
 // negative i32 fail), every sample is its own bin unchecked. (Counting a group that repeats one pixel
@@ -192,8 +203,9 @@ void count_pixels(const HistogramJob &job, const Plan &plan, PartCounts &part, s
     constexpr size_t size = sizeof(typename Kernel::Sample);
     const auto *base = static_cast<const unsigned char *>(job.data);
     size_t row = begin / job.width, col = begin % job.width;
+    const bool dense = job.stride == job.width * job.channels * size; // rows without padding: one run
     for (size_t k = begin; k < end; ++row, col = 0) {
-        size_t pixels = std::min(job.width - col, end - k);
+        size_t pixels = dense ? end - k : std::min(job.width - col, end - k);
         const unsigned char *p = base + row * job.stride + col * job.channels * size;
         size_t samples = pixels * job.channels;
         k += pixels;
@@ -262,6 +274,7 @@ void count_values(ThreadPool &pool, const HistogramJob &job, const Plan &plan,
     unsigned c = job.channels;
     if constexpr (sizeof(T) == 1) {
         if (!plan.wide && plan.lanes == std::max(2u, c)) {
+            if (c == 1 && u8_planes_available()) return count_all(pool, job, plan, parts, PlaneKernel{});
             if (c == 1) return count_all(pool, job, plan, parts, ValueRunKernel<T, 1, 2>{});
             if (c == 2) return count_all(pool, job, plan, parts, ValueRunKernel<T, 2, 2>{});
             if (c == 4) return count_all(pool, job, plan, parts, ValueRunKernel<T, 4, 4>{});

@@ -308,6 +308,57 @@ void test_thread_counts() {
     for (gpk_context *ctx : ctxs) gpk_context_destroy(ctx);
 }
 
+// One-channel u8 counted by bit planes (AVX-512 with GFNI, VBMI, VPOPCNTDQ; blocks of 512 samples, 16
+// blocks at a time, blocks of one repeated byte added whole) and by the scalar kernels (GPK_TEST_CPU_ISA=
+// avx2): lengths around every block and chunk multiple, in dense and padded rows (dense rows are counted as
+// one run), random bytes, runs of one byte of random length, and repeated bytes with one odd byte in some
+// places; on 1 and 2 threads and all.
+void test_u8_planes() {
+    std::mt19937_64 rng(2024);
+    const char *saved = std::getenv("GPK_TEST_CPU_ISA");
+    const std::string kept = saved ? saved : "";
+    gpk_context *ctxs[] = {make_context(0), make_context(1), make_context(2)};
+    const size_t widths[] = {1, 63, 511, 512, 513, 1023, 8191, 8192, 8193, 8192 * 2 + 512 * 3 + 7, 70001};
+    for (const char *isa : {"", "avx2"}) {
+        if (*isa)
+            setenv("GPK_TEST_CPU_ISA", isa, 1);
+        else if (saved)
+            setenv("GPK_TEST_CPU_ISA", kept.c_str(), 1);
+        else
+            unsetenv("GPK_TEST_CPU_ISA");
+        for (size_t width : widths)
+            for (size_t height : {size_t(1), size_t(5)})
+                for (size_t pad : {size_t(0), size_t(1), size_t(64)})
+                    for (int kind = 0; kind < 3; ++kind) {
+                        if (height == 1 && pad > 0) continue; // no row below the padding
+                        Layout l{GPK_U8, width, height, 1, width + pad, 256, 0, 256, 0};
+                        std::vector<unsigned char> data(l.stride * height);
+                        unsigned char value = 0;
+                        size_t left = 0;
+                        for (unsigned char &b : data) {
+                            if (kind == 0) {
+                                b = (unsigned char)rng();
+                            } else if (kind == 1) {
+                                if (left == 0) {
+                                    left = 1 + rng() % 2000;
+                                    value = (unsigned char)rng();
+                                }
+                                --left;
+                                b = value;
+                            } else {
+                                b = rng() % 700 == 0 ? (unsigned char)rng() : 201;
+                            }
+                        }
+                        for (gpk_context *ctx : ctxs) check_layout(ctx, l, data);
+                    }
+    }
+    if (saved)
+        setenv("GPK_TEST_CPU_ISA", kept.c_str(), 1);
+    else
+        unsetenv("GPK_TEST_CPU_ISA");
+    for (gpk_context *ctx : ctxs) gpk_context_destroy(ctx);
+}
+
 // More than 2^32 samples of one value: exact 64-bit counts, on one thread and on all. The buffer is
 // 4.3 GB of u8 filled with memset, read as a 2D image and as one long row.
 void test_beyond_2_32(gpk_context *all) {
@@ -380,6 +431,7 @@ int main() {
     test_periodic(ctx);
     test_sparse_outliers(ctx);
     test_thread_counts();
+    test_u8_planes();
     test_beyond_2_32(ctx);
     test_out_of_memory(ctx);
     gpk_context_destroy(ctx);
