@@ -9,7 +9,9 @@
 
 #include <climits>
 #include <fcntl.h>
-#include <sys/stat.h>
+#include <cerrno>
+#include <csignal>
+#include <cstdio>
 #include <unistd.h>
 #endif
 
@@ -109,16 +111,23 @@ std::string describe_sharing(int devices) {
     MPI_Comm_size(node, &local);
     MPI_Comm_free(&node);
     if (devices < 1 || local <= devices) return "";
+    // The control daemon's pid file in its pipe directory names a live process while it runs (its control
+    // socket stays behind when it quits).
     const char *dir = std::getenv("CUDA_MPS_PIPE_DIRECTORY");
-    const std::string pipe = std::string(dir && *dir ? dir : "/tmp/nvidia-mps") + "/control";
-    struct stat st;
-    const bool mps = stat(pipe.c_str(), &st) == 0 && S_ISFIFO(st.st_mode);
+    const std::string pipes = dir && *dir ? dir : "/tmp/nvidia-mps";
+    long pid = 0;
+    if (FILE *f = std::fopen((pipes + "/nvidia-cuda-mps-control.pid").c_str(), "r")) {
+        if (std::fscanf(f, "%ld", &pid) != 1) pid = 0;
+        std::fclose(f);
+    }
+    const bool mps = pid > 0 && (kill(pid_t(pid), 0) == 0 || errno == EPERM);
     std::string line = "GPU sharing: " + std::to_string(local) + " ranks on this node share " +
                        std::to_string(devices) + " CUDA device" + (devices > 1 ? "s" : "") + "; ";
-    return line + (mps ? "CUDA MPS control pipe found (" + pipe + "): their kernels can run side by side"
-                       : "no CUDA MPS control pipe at " + pipe +
-                             ": their kernels take turns on the device (start the MPS server with "
-                             "nvidia-cuda-mps-control -d; README, MPI)");
+    return line +
+           (mps ? "the CUDA MPS control daemon runs (" + pipes + "): their kernels can run side by side"
+                : "no CUDA MPS control daemon found in " + pipes +
+                      ": their kernels take turns on the device (start the MPS server with "
+                      "nvidia-cuda-mps-control -d; README, MPI)");
 }
 
 Context open_context(gpk_backend backend) {

@@ -31,9 +31,9 @@ inline bool root() {
 std::string describe();
 
 // For gpk info, after the devices are listed (collective under mpirun): where more ranks of this node than
-// it has CUDA devices share them, a line saying so and whether a CUDA MPS control pipe was found (the
-// directory CUDA_MPS_PIPE_DIRECTORY names, or /tmp/nvidia-mps): without MPS the ranks' kernels take turns
-// on the device instead of running side by side. Empty otherwise.
+// it has CUDA devices share them, a line saying so and whether the CUDA MPS control daemon runs (its pid
+// file in CUDA_MPS_PIPE_DIRECTORY, or /tmp/nvidia-mps, names a live process): without MPS the ranks' kernels
+// take turns on the device instead of running side by side. Empty otherwise.
 std::string describe_sharing(int devices);
 
 // A context for this rank: under MPI each rank's device is its local rank modulo the node's devices.

@@ -10,7 +10,7 @@
 #             (then 4) ranks on the one GPU, each overlapped and not (GPK_TEST_MPI_OVERLAP=0): ms per iteration
 #             from runs of 100 and 200 iterations, and one halo exchange of 4 rows of 16384 doubles
 #   mps       where nvidia-cuda-mps-control exists: the MPS server started for this script only (its pipes
-#             under /tmp/gpk-mps), gpk info on 2 ranks (its GPU sharing line), test_mpi_gpu and bench_mpi_heat
+#             under /tmp/gpk-mps), gpk info on 2 ranks (its GPU sharing line: the daemon found), test_mpi_gpu and bench_mpi_heat
 #             on 2 and 4 ranks under it, the server stopped
 #   cli       gpk heat on the course pattern, one process against mpirun -np 2 and 3 (--backend cuda)
 #   gpuheat   test_gpu_heat's groups that the checkpoint and row-mean changes touch (awkward sizes,
