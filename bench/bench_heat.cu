@@ -262,13 +262,13 @@ void fixed_cost(gpk_context *ctx, int n, const double *t, const double *c, doubl
 
 // One pass kernel (GPK_TEST_HEAT_KERNEL=T/B: up to T iterations a pass, B blocks per SM), timed over whole
 // passes: calls of 2T and 2T + ~extra iterations; `rows` > 0 sets the block height (GPK_TEST_HEAT_ROWS),
-// `pdl` false launches without programmatic dependent launch (GPK_TEST_HEAT_PDL=0).
+// `pdl` true launches with programmatic dependent launch (GPK_TEST_HEAT_PDL=1; off by default).
 void time_kernel(gpk_context *ctx, int n, const double *t, const double *c, double *out, size_t extra,
                  const char *kernel, int rows, bool pdl) {
     const size_t levels = (size_t)std::atoi(kernel);
     setenv("GPK_TEST_HEAT_KERNEL", kernel, 1);
     if (rows > 0) setenv("GPK_TEST_HEAT_ROWS", std::to_string(rows).c_str(), 1);
-    if (!pdl) setenv("GPK_TEST_HEAT_PDL", "0", 1);
+    if (pdl) setenv("GPK_TEST_HEAT_PDL", "1", 1);
     double ms = time_gpk(ctx, n, t, c, out, 2 * levels, (extra + levels - 1) / levels * levels, 5);
     unsetenv("GPK_TEST_HEAT_KERNEL");
     unsetenv("GPK_TEST_HEAT_ROWS");
@@ -283,8 +283,8 @@ void time_kernel(gpk_context *ctx, int n, const double *t, const double *c, doub
 // Each pass kernel the library has (4/4 is the fallback of 128-thread blocks) at its planned block height.
 void kernel_sweep(gpk_context *ctx, int n, const double *t, const double *c, double *out, size_t extra) {
     for (const char *k : {"6/2", "4/2", "7/2", "8/2", "8/1", "12/1", "4/4"})
-        time_kernel(ctx, n, t, c, out, extra, k, 0, true);
-    time_kernel(ctx, n, t, c, out, extra, "6/2", 0, false);
+        time_kernel(ctx, n, t, c, out, extra, k, 0, false);
+    time_kernel(ctx, n, t, c, out, extra, "6/2", 0, true);
 }
 
 void bench_size(gpk_context *ctx, int n, size_t extra, int peer_iters) {
@@ -310,8 +310,8 @@ void bench_size(gpk_context *ctx, int n, size_t extra, int peer_iters) {
     std::fflush(stdout);
     kernel_sweep(ctx, n, t, c, out, extra);
     fixed_cost(ctx, n, t, c, out, "device", n > 8192 ? 3 : 7);
-    setenv("GPK_TEST_HEAT_PDL", "0", 1);
-    fixed_cost(ctx, n, t, c, out, "dev,nopdl", n > 8192 ? 3 : 7);
+    setenv("GPK_TEST_HEAT_PDL", "1", 1);
+    fixed_cost(ctx, n, t, c, out, "dev,pdl", n > 8192 ? 3 : 7);
     unsetenv("GPK_TEST_HEAT_PDL");
     setenv("GPK_TEST_HEAT_PARTIAL", "0", 1); // shorter passes in general steps
     fixed_cost(ctx, n, t, c, out, "dev,nopart", n > 8192 ? 3 : 7);

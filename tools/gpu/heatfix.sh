@@ -6,8 +6,8 @@
 #             then (background, no GPU) cuobjdump -res-usage of the heat kernels (registers, stack)
 #   quick     test_gpu_heat, GPK_TEST_QUICK=1 (every group; bad-input positions on every pass kernel)
 #   bench     bench/bench_heat: 4096^2 and 16384^2 beside the naive peer, every pass kernel at its planned
-#             block height (and 6/2 without PDL), a call's fixed cost on device pointers (as built; without
-#             PDL, GPK_TEST_HEAT_PDL=0; shorter passes in general steps, GPK_TEST_HEAT_PARTIAL=0), on
+#             block height (and 6/2 with PDL), a call's fixed cost on device pointers (as built; with PDL,
+#             GPK_TEST_HEAT_PDL=1; shorter passes in general steps, GPK_TEST_HEAT_PARTIAL=0), on
 #             pageable host pointers at 4096^2
 #   sweep     bench_heat sweep 4096: kernels 6/2 12/1 4/4 8/1 4/2 x block heights (GPK_TEST_HEAT_ROWS:
 #             planned, 64..1024), PDL on; each kernel's planned height with PDL off; the fixed cost
