@@ -187,6 +187,32 @@ Row box_f32(int k, Images &im, gpk_context *gpu, gpk_context *cpu, cudaStream_t 
             peer, agree, api};
 }
 
+// The fused separable kernels GPK_TEST_CONV_FUSED_KERNEL names: the ring kernel, the streaming shapes.
+const char *const kFusedKernels[] = {"ring", "256x8", "256x16", "128x8", "256x8b4"};
+
+// One call of each fused kernel at radius 8 and 32, nothing else on the GPU beside the inputs' fill: the
+// group `sepprofile` (not part of the default run), for Nsight Compute.
+void profile_fused(Images &im, gpk_context *gpu, cudaStream_t s) {
+    gpk_image df = image(GPK_F32);
+    for (int radius : {8, 32}) {
+        const int k = 2 * radius + 1;
+        std::vector<double> taps(k, 1.0 / k);
+        gpk_filter *f;
+        GK(nullptr, gpk_filter_create_separable(&f, k, taps.data(), k, taps.data()));
+        gpk_convolve_params p = params(f, GPK_NORMALIZE_NONE, GPK_BORDER_CLAMP);
+        for (const char *kernel : kFusedKernels) {
+            setenv("GPK_TEST_CONV_FUSED_KERNEL", kernel, 1);
+            setenv("GPK_TEST_CONV_FUSED", "require", 1);
+            GK(gpu, gpk_convolve(gpu, &p, &df, im.f_in, &df, im.f_out));
+            CK(cudaStreamSynchronize(s));
+            std::printf("radius %d, kernel %s: one call\n", radius, kernel);
+        }
+        unsetenv("GPK_TEST_CONV_FUSED_KERNEL");
+        unsetenv("GPK_TEST_CONV_FUSED");
+        gpk_filter_destroy(f);
+    }
+}
+
 Row separable_f32(int radius, Images &im, gpk_context *gpu, gpk_context *cpu, cudaStream_t s,
                   const NppStreamContext &npp, const bench::Ceilings &ceil) {
     int k = 2 * radius + 1;
@@ -202,6 +228,23 @@ Row separable_f32(int radius, Images &im, gpk_context *gpu, gpk_context *cpu, cu
         bench::median_ms(s, [&](int) { GK(gpu, gpk_convolve(gpu, &p, &df, im.f_in, &df, im.f_out)); });
     unsetenv("GPK_TEST_CONV_FUSED");
     std::printf("f32 separable radius %d: fused kernel %.3f ms, two passes %.3f ms\n", radius, ms, two_pass);
+    // Each fused kernel (GPK_TEST_CONV_FUSED_KERNEL: the ring kernel, the streaming kernel's shapes), its
+    // result checked against the default's bit for bit.
+    GK(gpu, gpk_convolve(gpu, &p, &df, im.f_in, &df, im.f_out));
+    CK(cudaStreamSynchronize(s));
+    const std::vector<float> default_out = to_host(im.f_out);
+    for (const char *kernel : kFusedKernels) {
+        setenv("GPK_TEST_CONV_FUSED_KERNEL", kernel, 1);
+        setenv("GPK_TEST_CONV_FUSED", "require", 1);
+        const float t =
+            bench::median_ms(s, [&](int) { GK(gpu, gpk_convolve(gpu, &p, &df, im.f_in, &df, im.f_out)); });
+        CK(cudaStreamSynchronize(s));
+        const bool same = to_host(im.f_out) == default_out;
+        unsetenv("GPK_TEST_CONV_FUSED_KERNEL");
+        unsetenv("GPK_TEST_CONV_FUSED");
+        std::printf("f32 separable radius %d: kernel %-8s %.3f ms (%.0f GB/s)%s\n", radius, kernel, t,
+                    8.0 * N / t / 1e6, same ? "" : " RESULT DIFFERS from the default kernel");
+    }
     std::vector<Npp32f> kf(k, 1.0f / k);
     Npp32f *dk;
     CK(cudaMalloc(&dk, k * 4));
@@ -267,7 +310,8 @@ Row laplacian_minmax(Images &im, gpk_context *gpu, gpk_context *cpu, cudaStream_
 
 } // namespace
 
-// Arguments, if any, name the groups to run (bench::wanted): u8, f32, separable, minmax (default: all).
+// Arguments, if any, name the groups to run (bench::wanted): u8, f32, separable, minmax (default: all); or
+// `sepprofile` alone: one call of each fused separable kernel (for ncu).
 int main(int argc, char **argv) {
     bench::print_device();
     cudaStream_t s;
@@ -292,6 +336,10 @@ int main(int argc, char **argv) {
     fill_f32<<<1024, 256, 0, s>>>(im.f_in, N, 9);
     CK(cudaGetLastError());
     CK(cudaStreamSynchronize(s));
+    if (argc == 2 && std::strcmp(argv[1], "sepprofile") == 0) {
+        profile_fused(im, gpu, s);
+        return 0;
+    }
     std::vector<Row> rows;
     if (bench::wanted(argc, argv, "u8"))
         for (int k : {3, 5, 7, 9}) rows.push_back(box_u8(k, im, gpu, cpu, s, npp, ceil));

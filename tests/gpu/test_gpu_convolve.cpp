@@ -429,25 +429,40 @@ void test_rank1_kernel(gpu::Contexts &ctxs) {
     std::printf("rank-1 kernel: %zu cases\n", cases);
 }
 
-// The fused separable kernel (convolve_fused.cuh: single-channel f32 sums, square filters of its built
-// sizes) on device and staged images: widths around its 128-element strips, heights around its 8-row batches
-// and runs of rows, every border, plain or normalised f32 outputs and u8 outputs. Against the CPU backend
-// within SPEC's tolerance, and bit-identical to the two passes (GPK_TEST_CONV_FUSED=off), which add in the
-// same order.
+// The fused separable kernels, single-channel f32 sums, square filters of their built sizes: the streaming
+// kernel (convolve_stream.cuh) in each built shape and the ring kernel (convolve_fused.cuh), chosen by
+// GPK_TEST_CONV_FUSED_KERNEL ("" is the default choice).
+const char *const kFusedKernels[] = {"", "ring", "256x8", "256x16", "128x8", "256x8b4"};
+
+std::string kernel_name(const char *kernel) {
+    return *kernel ? kernel : "default";
+}
+
+// Device images, widths around the strips (128 and 256 elements) and heights around the batches (8 and 16
+// rows) and runs of rows (at least 4 (K - 1), split over the device's SMs), radii 1..8, 12, 16, 32, every
+// border, plain or normalised f32 outputs and u8 outputs. The default kernel against the CPU backend within
+// SPEC's tolerance (device and pageable images), and every kernel bit-identical to the two passes
+// (GPK_TEST_CONV_FUSED=off), which add in the same order.
 void test_fused_separable(gpu::Contexts &ctxs) {
     const bool quick = gpu::quick();
     const std::vector<size_t> widths =
-        quick ? std::vector<size_t>{1, 129} : std::vector<size_t>{1, 127, 128, 129, 300};
+        quick ? std::vector<size_t>{1, 257}
+              : std::vector<size_t>{1, 5, 127, 128, 129, 255, 256, 257, 300, 520};
     const std::vector<size_t> heights =
-        quick ? std::vector<size_t>{9} : std::vector<size_t>{1, 8, 9, 67, 600};
-    const char *filters[] = {"realsep:3:3", "realsep:17:17", "realsep:65:65", "realsep:33:33"};
+        quick ? std::vector<size_t>{17} : std::vector<size_t>{1, 7, 8, 9, 16, 17, 67, 263, 600};
+    const char *filters[] = {"realsep:3:3", "realsep:17:17", "realsep:65:65", "realsep:5:5",
+                             "realsep:7:7", "realsep:9:9",   "realsep:33:33", "realsep:25:25"};
     uint64_t seed = 9000;
-    size_t cases = 0;
+    size_t cases = 0, kernel_runs = 0;
     for (const char *filter : filters) {
         if (quick && filter != filters[0] && filter != filters[2]) continue;
         for (size_t w : widths)
             for (size_t h : heights)
                 for (gpk_border b : kBorders) {
+                    // Beyond the first three filters, one border a shape.
+                    if (filter != filters[0] && filter != filters[1] && filter != filters[2] &&
+                        size_t(b) != (w + h) % 5)
+                        continue;
                     // u8 outputs of plain sums (rounded, saturated); f32 outputs plain or divided by the sum
                     // (a relative error the division keeps).
                     const bool to_u8 = (w + h + size_t(b)) % 3 == 0, by_sum = !to_u8 && (w + h) % 2 == 0;
@@ -472,76 +487,104 @@ void test_fused_separable(gpu::Contexts &ctxs) {
                     const std::string what = describe(k) + " fused";
                     const Memory mem = (cases % 7 == 3) ? Memory::pageable : Memory::device;
                     run_on(ctxs.cuda, nullptr, mem, mem, k, f, img, want, false, what);
-                    // The same call on device images, fused and not: the same bits.
-                    std::vector<unsigned char> outs[2];
-                    for (int fused = 0; fused < 2; ++fused) {
-                        if (!fused) setenv("GPK_TEST_CONV_FUSED", "off", 1);
-                        Block in(Memory::device, img.size()), out(Memory::device, want.size());
-                        in.upload(img.data());
-                        outs[fused].assign(want.size(), kPoison);
-                        out.upload(outs[fused].data());
+                    // The same call on device images, two passes and each fused kernel: the same bits.
+                    Block in(Memory::device, img.size()), out(Memory::device, want.size());
+                    in.upload(img.data());
+                    auto device_call = [&](const char *fused, const char *kernel) {
+                        if (fused) setenv("GPK_TEST_CONV_FUSED", fused, 1);
+                        if (kernel) setenv("GPK_TEST_CONV_FUSED_KERNEL", kernel, 1);
+                        std::vector<unsigned char> got(want.size(), kPoison);
+                        out.upload(got.data());
                         CHECK_OK(ctxs.cuda, convolve(ctxs.cuda, k, f, in.get(), out.get()));
-                        out.download(outs[fused].data());
+                        out.download(got.data());
                         unsetenv("GPK_TEST_CONV_FUSED");
+                        unsetenv("GPK_TEST_CONV_FUSED_KERNEL");
+                        return got;
+                    };
+                    const std::vector<unsigned char> two_pass = device_call("off", nullptr);
+                    for (const char *kernel : kFusedKernels) {
+                        // require: the kernel asked for runs (every built shape fits a device of 7.5+).
+                        CHECK_MSG(device_call("require", kernel) == two_pass,
+                                  what + " kernel " + kernel_name(kernel) +
+                                      ": fused and two-pass results differ");
+                        ++kernel_runs;
                     }
-                    CHECK_MSG(outs[0] == outs[1], what + ": fused and two-pass results differ");
                     gpk_filter_destroy(f);
                     ++cases;
                 }
     }
-    std::printf("fused separable kernel: %zu cases\n", cases);
+    std::printf("fused separable kernels: %zu cases, %zu kernel runs\n", cases, kernel_runs);
 }
 
-// Where the fused kernel's block does not fit the device (its static and dynamic shared memory over the
-// limit per block), the two passes run instead: never an error. The limit is faked lower with
-// GPK_TEST_SHARED_LIMIT; GPK_TEST_CONV_FUSED=require turns the fallback into GPK_ERR_UNSUPPORTED, which shows
-// the boundary: the smallest limit L at which the fused kernel runs. At L and at L - 1 (two passes) a plain
-// call gives the two passes' bits. 65 taps: 48 KiB of dynamic shared memory and a little static, more than
-// a kernel may have without raising its limit (the first GPU run refused these filters).
+// Where a fused kernel's block does not fit the device (its static and dynamic shared memory over the limit
+// per block), the next kernel runs (the default: the streaming kernel, then the ring kernel), then the two
+// passes: never an error. The limit is faked lower with GPK_TEST_SHARED_LIMIT; GPK_TEST_CONV_FUSED=require
+// turns the fallback to the two passes into GPK_ERR_UNSUPPORTED, which shows the boundary: the smallest
+// limit L at which a fused kernel runs. At L and at L - 1 a plain call gives the two passes' bits. 65 taps:
+// the ring kernel and the 256x16 streaming shape need more than the 48 KiB of dynamic shared memory a kernel
+// may have without raising its limit (the first GPU run refused these filters).
 void test_fused_fit_boundary(gpu::Contexts &ctxs) {
-    for (const char *filter : {"realsep:3:3", "realsep:65:65"}) {
-        ConvCase k{GPK_F32,           GPK_F32, 133, 21, 1, filter, GPK_BORDER_REFLECT, GPK_NORMALIZE_NONE,
-                   GPK_ACCUMULATE_F32};
-        gpk_filter *f = make_filter(k.filter, 77);
-        const std::vector<unsigned char> img = make_image(k, 78);
-        Block in(Memory::device, img.size()), out(Memory::device, k.out_stride() * k.height);
-        in.upload(img.data());
-        auto call = [&](const char *fused, size_t limit, std::vector<unsigned char> *got) {
-            if (fused) setenv("GPK_TEST_CONV_FUSED", fused, 1);
-            if (limit) setenv("GPK_TEST_SHARED_LIMIT", std::to_string(limit).c_str(), 1);
-            std::vector<unsigned char> poison(k.out_stride() * k.height, kPoison);
-            out.upload(poison.data());
-            const gpk_status st = convolve(ctxs.cuda, k, f, in.get(), out.get());
-            unsetenv("GPK_TEST_CONV_FUSED");
-            unsetenv("GPK_TEST_SHARED_LIMIT");
-            if (got) {
-                got->resize(poison.size());
-                out.download(got->data());
+    for (const char *kernel : {"ring", "256x16", ""})
+        for (const char *filter : {"realsep:3:3", "realsep:65:65"}) {
+            ConvCase k{GPK_F32,           GPK_F32, 133, 21, 1, filter, GPK_BORDER_REFLECT, GPK_NORMALIZE_NONE,
+                       GPK_ACCUMULATE_F32};
+            gpk_filter *f = make_filter(k.filter, 77);
+            const std::vector<unsigned char> img = make_image(k, 78);
+            Block in(Memory::device, img.size()), out(Memory::device, k.out_stride() * k.height);
+            in.upload(img.data());
+            auto call = [&](const char *fused, size_t limit, std::vector<unsigned char> *got) {
+                if (fused) setenv("GPK_TEST_CONV_FUSED", fused, 1);
+                if (*kernel) setenv("GPK_TEST_CONV_FUSED_KERNEL", kernel, 1);
+                if (limit) setenv("GPK_TEST_SHARED_LIMIT", std::to_string(limit).c_str(), 1);
+                std::vector<unsigned char> poison(k.out_stride() * k.height, kPoison);
+                out.upload(poison.data());
+                const gpk_status st = convolve(ctxs.cuda, k, f, in.get(), out.get());
+                unsetenv("GPK_TEST_CONV_FUSED");
+                unsetenv("GPK_TEST_CONV_FUSED_KERNEL");
+                unsetenv("GPK_TEST_SHARED_LIMIT");
+                if (got) {
+                    got->resize(poison.size());
+                    out.download(got->data());
+                }
+                return st;
+            };
+            const std::string what = describe(k) + " kernel " + kernel_name(kernel);
+            std::vector<unsigned char> two_pass, got;
+            CHECK_OK(ctxs.cuda, call("off", 0, &two_pass));
+            CHECK_OK(ctxs.cuda, call("require", 0, &got)); // every built size fits a device of compute 7.5+
+            CHECK_MSG(got == two_pass, what + ": fused and two-pass results differ");
+            size_t lo = 0, hi = 1 << 20; // require fails at lo (0: no limit is not a limit), succeeds at hi
+            while (hi - lo > 1) {
+                const size_t mid = (lo + hi) / 2;
+                (call("require", mid, nullptr) == GPK_OK ? hi : lo) = mid;
             }
-            return st;
-        };
-        const std::string what = describe(k);
-        std::vector<unsigned char> two_pass, got;
-        CHECK_OK(ctxs.cuda, call("off", 0, &two_pass));
-        CHECK_OK(ctxs.cuda, call("require", 0, &got)); // every built size fits a device of compute 7.5+
-        CHECK_MSG(got == two_pass, what + ": fused and two-pass results differ");
-        size_t lo = 0, hi = 1 << 20; // require fails at lo (0: no limit is not a limit), succeeds at hi
-        while (hi - lo > 1) {
-            const size_t mid = (lo + hi) / 2;
-            (call("require", mid, nullptr) == GPK_OK ? hi : lo) = mid;
+            std::printf(
+                "%s, kernel %s: a fused kernel runs from a shared-memory limit of %zu bytes a block\n",
+                filter, kernel_name(kernel).c_str(), hi);
+            CHECK_MSG(hi > 1024, what + ": boundary " + std::to_string(hi));
+            if (std::string(filter) == "realsep:65:65" && *kernel)
+                CHECK_MSG(hi > 48 * 1024, what + ": boundary " + std::to_string(hi) + " not above 48 KiB");
+            CHECK_STATUS(ctxs.cuda, call("require", hi - 1, nullptr), GPK_ERR_UNSUPPORTED);
+            for (size_t limit : {hi - 1, hi}) {
+                CHECK_OK(ctxs.cuda, call(nullptr, limit, &got));
+                CHECK_MSG(got == two_pass, what + ": limit " + std::to_string(limit) + ": result differs");
+            }
+            gpk_filter_destroy(f);
         }
-        std::printf("%s: the fused kernel runs from a shared-memory limit of %zu bytes a block\n", filter,
-                    hi);
-        CHECK_MSG(hi > 1024, what + ": boundary " + std::to_string(hi));
-        if (std::string(filter) == "realsep:65:65")
-            CHECK_MSG(hi > 48 * 1024, what + ": boundary " + std::to_string(hi) + " not above 48 KiB");
-        CHECK_STATUS(ctxs.cuda, call("require", hi - 1, nullptr), GPK_ERR_UNSUPPORTED);
-        for (size_t limit : {hi - 1, hi}) {
-            CHECK_OK(ctxs.cuda, call(nullptr, limit, &got));
-            CHECK_MSG(got == two_pass, what + ": limit " + std::to_string(limit) + ": result differs");
-        }
-        gpk_filter_destroy(f);
-    }
+    // A shape the knob does not know is refused, naming the knob.
+    ConvCase k{GPK_F32,           GPK_F32, 40, 12, 1, "realsep:5:5", GPK_BORDER_CLAMP, GPK_NORMALIZE_NONE,
+               GPK_ACCUMULATE_F32};
+    gpk_filter *f = make_filter(k.filter, 79);
+    const std::vector<unsigned char> img = make_image(k, 80);
+    Block in(Memory::device, img.size()), out(Memory::device, k.out_stride() * k.height);
+    in.upload(img.data());
+    setenv("GPK_TEST_CONV_FUSED_KERNEL", "64x3", 1);
+    CHECK_STATUS(ctxs.cuda, convolve(ctxs.cuda, k, f, in.get(), out.get()), GPK_ERR_INVALID_ARGUMENT);
+    unsetenv("GPK_TEST_CONV_FUSED_KERNEL");
+    CHECK_MSG(std::string(gpk_context_last_error(ctxs.cuda)).find("GPK_TEST_CONV_FUSED_KERNEL") !=
+                  std::string::npos,
+              gpk_context_last_error(ctxs.cuda));
+    gpk_filter_destroy(f);
 }
 
 // Pointers not aligned to their sample type: the CUDA backend answers as the CPU backend does.

@@ -13,7 +13,8 @@
 // - the GPU suite (GPK_SWEEP_CUDA; CUDA backend, exits 77 without a device): images in pageable, pinned and
 //   device memory, bands forced small by a faked device size (GPK_TEST_DEVICE_MEMORY_LIMIT), the u8 3x3
 //   strip kernel with several row counts and off (GPK_TEST_CONV_STRIP), the rank-1 strip kernel by default,
-//   for 3 x 3 too, and off (GPK_TEST_CONV_RANK1).
+//   for 3 x 3 too, and off (GPK_TEST_CONV_RANK1), the fused separable kernels in each built shape
+//   (GPK_TEST_CONV_FUSED_KERNEL).
 // GPK_TEST_QUICK=1 runs every 8th case (sanitizer runs).
 #include "convolve_reference.hpp"
 
@@ -208,6 +209,7 @@ struct Setup {
     std::string cpu_isa;               // GPK_TEST_CPU_ISA ("" unset)
     std::string gpu_strip;             // GPK_TEST_CONV_STRIP ("" unset)
     std::string gpu_rank1;             // GPK_TEST_CONV_RANK1 ("" unset)
+    std::string gpu_fused;             // GPK_TEST_CONV_FUSED_KERNEL ("" unset)
     std::string memory_limit;          // GPK_TEST_DEVICE_MEMORY_LIMIT ("" unset)
     int in_memory = 0, out_memory = 0; // gpu::Memory of each image (CUDA)
 };
@@ -220,6 +222,7 @@ std::string describe_setup(const Setup &s) {
     if (!s.cpu_isa.empty()) d += " isa " + s.cpu_isa;
     if (!s.gpu_strip.empty()) d += " gpu-strip " + s.gpu_strip;
     if (!s.gpu_rank1.empty()) d += " gpu-rank1 " + s.gpu_rank1;
+    if (!s.gpu_fused.empty()) d += " gpu-fused " + s.gpu_fused;
     if (!s.memory_limit.empty()) d += " device-bytes " + s.memory_limit;
 #ifdef GPK_SWEEP_CUDA
     d += std::string(" ") + gpu::memory_name(gpu::Memory(s.in_memory)) + "->" +
@@ -274,6 +277,7 @@ gpk_status run(const Case &k, const Setup &s, const Filter &f, const Image &in, 
     set_knob("GPK_TEST_CPU_ISA", s.cpu_isa);
     set_knob("GPK_TEST_CONV_STRIP", s.gpu_strip);
     set_knob("GPK_TEST_CONV_RANK1", s.gpu_rank1);
+    set_knob("GPK_TEST_CONV_FUSED_KERNEL", s.gpu_fused);
     set_knob("GPK_TEST_DEVICE_MEMORY_LIMIT", s.memory_limit);
     const gpk_convolve_params p = convolve_params(f.get(), k.border, k.norm, k.acc);
     gpk_status status;
@@ -287,8 +291,9 @@ gpk_status run(const Case &k, const Setup &s, const Filter &f, const Image &in, 
 #else
     status = gpk_convolve(ctx, &p, &in.desc, in.bytes.data(), &out.desc, out.bytes.data());
 #endif
-    for (const char *knob : {"GPK_TEST_CONV_CPU_STRIP", "GPK_TEST_CPU_ISA", "GPK_TEST_CONV_STRIP",
-                             "GPK_TEST_CONV_RANK1", "GPK_TEST_DEVICE_MEMORY_LIMIT"})
+    for (const char *knob :
+         {"GPK_TEST_CONV_CPU_STRIP", "GPK_TEST_CPU_ISA", "GPK_TEST_CONV_STRIP", "GPK_TEST_CONV_RANK1",
+          "GPK_TEST_CONV_FUSED_KERNEL", "GPK_TEST_DEVICE_MEMORY_LIMIT"})
         unsetenv(knob);
     return status;
 }
@@ -413,6 +418,10 @@ Setup random_setup(const Case &k) {
         s.gpu_strip = pick_of(rows);
         const char *rank1[] = {"", "", "all", "off"};
         s.gpu_rank1 = pick_of(rank1);
+        // The fused separable kernels (f32 sums, one channel, square filters): the default, the ring
+        // kernel, the streaming kernel's other shapes.
+        const char *fused[] = {"", "", "ring", "256x16", "128x8", "256x8b4"};
+        s.gpu_fused = pick_of(fused);
         s.in_memory = int(pick(0, 2));
         s.out_memory = int(pick(0, 2));
         // A device faked small enough to cut a host image into bands of a few rows: room for each of three
@@ -614,10 +623,11 @@ void sweep_kernels() {
             const Filter f = make_filter(sep, kh, kw, kd.taps, kd.in);
             check_case(t, k, f, random_setup(k));
         }
-    // The fused separable kernel (CUDA: single-channel f32 sums, square filters): every odd length 1..65,
-    // widths around its 128-element strips, heights around its 8-row batches and its runs of rows (a run is
-    // at least 4 (K - 1) rows, rounded up to whole batches).
-    const size_t fused_widths[] = {1, 2, 9, 127, 128, 129, 255, 256, 257, 385};
+    // The fused separable kernels (CUDA: single-channel f32 sums, square filters; random_setup picks the
+    // kernel): every odd length 1..65, widths around their 128- and 256-element strips, heights around their
+    // 8- and 16-row batches and runs of rows (a run is at least 4 (K - 1) rows, rounded up to whole
+    // batches).
+    const size_t fused_widths[] = {1, 2, 9, 127, 128, 129, 255, 256, 257, 385, 511, 513};
     for (int len = 1; len <= 65; len += 2)
         for (int c = 0; c < 3; ++c) {
             const size_t n = pick_of(fused_widths);
@@ -627,7 +637,7 @@ void sweep_kernels() {
             k.in_type = GPK_F32, k.out_type = pick(0, 3) ? GPK_F32 : GPK_U8, k.acc = GPK_ACCUMULATE_F32;
             if (pick(0, 3)) k.norm = pick(0, 1) ? GPK_NORMALIZE_NONE : GPK_NORMALIZE_SUM;
             const size_t run = std::max<size_t>(8, (4 * size_t(len - 1) + 7) / 8 * 8);
-            const size_t heights[] = {1, 7, 8, 9, 17, run - 1, run, run + 1, 2 * run + 9};
+            const size_t heights[] = {1, 7, 8, 9, 15, 16, 17, 33, run - 1, run, run + 1, 2 * run + 9};
             k.height = rows_within(k.width, size_t(2 * len), 5000000, pick_of(heights));
             const Filter f =
                 make_filter(true, len, len, pick(0, 1) ? TapKind::real : TapKind::positive_real, GPK_F32);

@@ -20,23 +20,11 @@ B=${B:-build-conv}
 START=$(date +%s)
 BUDGET=${BUDGET:-350}
 SUMMARY=()
-. tools/gpu/stage.sh
+. tools/gpu/stage.sh # stage, build_convolution
 run() { stage "$@"; } # stage NAME LIMIT LOG COMMAND... (tools/gpu/stage.sh)
 
 # ---- build
-if [ ! -f $B/build.ninja ]; then
-    meson setup $B -Dgpu_archs=90 -Dbuildtype=release -Dbench=true -Dtests=true -Dcli=disabled \
-        -Dbindings=disabled -Dpython=disabled -Dmpi=disabled >"$OUT/build.log" 2>&1 || {
-        tail -30 "$OUT/build.log"
-        exit 1
-    }
-fi
-run build 240 build.log ninja -C $B tests/gpu/test_gpu_convolve tests/gpu/test_gpu_convolve_sweep \
-    bench/bench_convolve || {
-    tail -40 "$OUT/build.log"
-    printf '%s\n' "${SUMMARY[@]}"
-    exit 1
-}
+build_convolution $B 240
 
 # ---- register use of the strip kernels (no GPU)
 (

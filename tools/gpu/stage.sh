@@ -27,3 +27,23 @@ stage() {
     SUMMARY+=("$(printf '%-34s %7s %6s' "$name" "$rc" "${dt}s")")
     return $rc
 }
+
+# build_convolution DIR LIMIT: configures DIR if needed (release, sm_90, benchmarks and tests; no command,
+# bindings, Python or MPI) and builds the convolution tests and bench_convolve as stage "build" into
+# build.log; on failure prints the log's tail and the summary so far, and exits.
+build_convolution() {
+    local dir=$1 limit=$2
+    if [ ! -f "$dir/build.ninja" ]; then
+        meson setup "$dir" -Dgpu_archs=90 -Dbuildtype=release -Dbench=true -Dtests=true -Dcli=disabled \
+            -Dbindings=disabled -Dpython=disabled -Dmpi=disabled >"$OUT/build.log" 2>&1 || {
+            tail -30 "$OUT/build.log"
+            exit 1
+        }
+    fi
+    stage build "$limit" build.log ninja -C "$dir" tests/gpu/test_gpu_convolve tests/gpu/test_gpu_convolve_sweep \
+        bench/bench_convolve || {
+        tail -40 "$OUT/build.log"
+        printf '%s\n' "${SUMMARY[@]}"
+        exit 1
+    }
+}
