@@ -45,7 +45,8 @@ template <int K> bool launch_ring(DeviceContext &ctx, const PassArgs &a, cudaStr
     const auto kernel = separable_fused_kernel<K>;
     const int per_sm = ctx.resident_blocks(reinterpret_cast<const void *>(kernel), kFusedThreads, S::kSmem);
     if (per_sm < 1) return false;
-    launch_runs(kernel, ctx, a, per_sm, kFusedThreads, kFusedBatch, S::kSmem, s, "separable_fused_kernel");
+    launch_runs(kernel, ctx, a, per_sm, kFusedThreads, kFusedW, kFusedBatch, S::kSmem, s,
+                "separable_fused_kernel");
     return true;
 }
 

@@ -21,20 +21,21 @@ struct StreamVariant {
     const char *name;
     int threads, batch, stages, min_blocks, min_blocks_small;
 };
-constexpr StreamVariant kStreamVariants[] = {{"256x8", 256, 8, 3, 2, 3},
-                                             {"256x16", 256, 16, 3, 2, 2},
+constexpr StreamVariant kStreamVariants[] = {{"256x16", 256, 16, 3, 2, 2},
+                                             {"256x8", 256, 8, 3, 2, 3},
                                              {"128x8", 128, 8, 4, 4, 6},
                                              {"256x8b4", 256, 8, 4, 2, 4}};
 constexpr int kStreamCount = int(sizeof kStreamVariants / sizeof kStreamVariants[0]);
 
-// Launches a fused kernel of `threads`-wide strips whose runs of rows are whole batches of `batch` rows,
-// `per_sm` blocks resident per SM: one wave of blocks where the image allows, each run at least 4 (K - 1)
-// rows so that the extra intermediate rows of a run stay a small share.
+// Launches a fused kernel of `threads` threads a block, each block owning a strip of `strip` columns and a
+// run of rows in whole batches of `batch` rows, `per_sm` blocks resident per SM: one wave of blocks where
+// the image allows, each run at least 4 (K - 1) rows so that the extra intermediate rows of a run stay a
+// small share. (The ring kernel's 256 threads own 128 columns; a streaming kernel's threads one each.)
 template <class Kernel>
 inline void launch_runs(Kernel kernel, DeviceContext &ctx, const PassArgs &a, int per_sm, int threads,
-                        int batch, size_t smem, cudaStream_t s, const char *name) {
+                        int strip, int batch, size_t smem, cudaStream_t s, const char *name) {
     const int k = int(a.filter->kh);
-    const long long strips = (a.shape.width + threads - 1) / threads;
+    const long long strips = (a.shape.width + strip - 1) / strip;
     const long long slots = (long long)per_sm * ctx.limits().multiprocessors;
     const long long runs_wanted = std::max<long long>(1, slots / strips);
     long long rows = (a.shape.out_rows + runs_wanted - 1) / runs_wanted;

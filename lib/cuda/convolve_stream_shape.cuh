@@ -15,7 +15,7 @@ template <int K, int V> bool launch_stream_k(DeviceContext &ctx, const PassArgs 
     const auto kernel = separable_stream_kernel<K, T, B, NS, MB>;
     const int per_sm = ctx.resident_blocks(reinterpret_cast<const void *>(kernel), T, S::kSmem);
     if (per_sm < 1) return false;
-    launch_runs(kernel, ctx, a, per_sm, T, B, S::kSmem, s, "separable_stream_kernel");
+    launch_runs(kernel, ctx, a, per_sm, T, T, B, S::kSmem, s, "separable_stream_kernel");
     return true;
 }
 

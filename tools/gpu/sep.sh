@@ -64,7 +64,7 @@ run "racecheck test_gpu_convolve fused" 60 sanitize.log $S \
 run "ncu fused kernels" 70 ncu.log ncu --csv --page raw --print-units base --kernel-name-base demangled \
     --kernel-name "regex:separable_(stream|fused)_kernel" --launch-count 20 --metrics "$M" \
     --log-file "$OUT/ncu.err" $BC sepprofile
-grep -E '^"' "$OUT/ncu.log" >"$OUT/ncu-sep.csv" 2>/dev/null
+grep -hE '^"' "$OUT/ncu.log" "$OUT/ncu.err" >"$OUT/ncu-sep.csv" 2>/dev/null
 run "test_gpu_convolve_sweep (full)" 120 tests.log $T/test_gpu_convolve_sweep
 wait
 
