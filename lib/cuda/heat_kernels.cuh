@@ -205,12 +205,20 @@ __global__ void __launch_bounds__(Threads)
         const double *row = cells.row((long long)(first_row + r));
         double *to = copy ? copy + r * copy_pitch : nullptr;
         double sum = 0.0, mn = INFINITY, mx = -INFINITY;
-        for (size_t j = lane; j < g.cols; j += 32) {
-            const double v = row[j];
-            if (to) to[j] = v;
-            sum = __dadd_rn(sum, v);
-            mn = fmin(mn, v);
-            mx = fmax(mx, v);
+        // kBatch loads in flight before they are added in order (the same sums as one at a time).
+        constexpr int kBatch = 8;
+        for (size_t j0 = lane; j0 < g.cols; j0 += 32 * kBatch) {
+            double v[kBatch];
+#pragma unroll
+            for (int u = 0; u < kBatch; ++u) v[u] = j0 + 32 * u < g.cols ? row[j0 + 32 * u] : 0.0;
+#pragma unroll
+            for (int u = 0; u < kBatch; ++u) {
+                if (j0 + 32 * u >= g.cols) break;
+                if (to) to[j0 + 32 * u] = v[u];
+                sum = __dadd_rn(sum, v[u]);
+                mn = fmin(mn, v[u]);
+                mx = fmax(mx, v[u]);
+            }
         }
         for (int o = 16; o > 0; o /= 2) {
             sum = __dadd_rn(sum, __shfl_xor_sync(0xffffffffu, sum, o));
