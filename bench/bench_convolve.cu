@@ -7,7 +7,9 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
+#include <string>
 
 namespace {
 
@@ -213,6 +215,63 @@ void profile_fused(Images &im, gpk_context *gpu, cudaStream_t s) {
     }
 }
 
+// The f32 K x K box of box_f32 under each form of the 2D kernels in GPK_BENCH_F32_FORMS (comma-separated
+// "[K:]FORM[@ROWS]", "K:" for K x K only: FORM a value of GPK_TEST_CONV_F32, "off" the kernels of before,
+// "default" the library's choice; ROWS a value of GPK_TEST_CONV_F32_ROWS; default list "off,default"), in one
+// run: median ms of GPK_BENCH_F32_REPS runs (default 20; fewer under a profiler), the fraction of the copy
+// ceiling, and whether the bits equal those of "off".
+void f32_forms(int k, Images &im, gpk_context *gpu, cudaStream_t s, const bench::Ceilings &ceil) {
+    std::vector<double> taps(size_t(k) * k, 1.0 / (k * k));
+    gpk_filter *f;
+    GK(nullptr, gpk_filter_create_2d(&f, k, k, taps.data()));
+    gpk_convolve_params p = params(f, GPK_NORMALIZE_NONE, GPK_BORDER_CLAMP);
+    gpk_image df = image(GPK_F32);
+    auto run = [&] { GK(gpu, gpk_convolve(gpu, &p, &df, im.f_in, &df, im.f_out)); };
+    setenv("GPK_TEST_CONV_F32", "off", 1);
+    run();
+    CK(cudaStreamSynchronize(s));
+    const std::vector<float> before = to_host(im.f_out);
+    const char *list = std::getenv("GPK_BENCH_F32_FORMS"), *reps_text = std::getenv("GPK_BENCH_F32_REPS");
+    const int reps = reps_text && std::atoi(reps_text) > 0 ? std::atoi(reps_text) : 20;
+    std::string forms = list && *list ? list : "off,default";
+    for (size_t at = 0; at <= forms.size();) {
+        size_t end = forms.find(',', at);
+        if (end == std::string::npos) end = forms.size();
+        std::string item = forms.substr(at, end - at), rows;
+        at = end + 1;
+        const size_t colon = item.find(':');
+        if (colon != std::string::npos) { // "K:FORM" is for K x K only
+            if (std::atoi(item.substr(0, colon).c_str()) != k) continue;
+            item = item.substr(colon + 1);
+        }
+        if (item.empty()) continue;
+        const size_t sep = item.find('@');
+        if (sep != std::string::npos) rows = item.substr(sep + 1), item = item.substr(0, sep);
+        if (item == "default")
+            unsetenv("GPK_TEST_CONV_F32");
+        else
+            setenv("GPK_TEST_CONV_F32", item.c_str(), 1);
+        if (rows.empty())
+            unsetenv("GPK_TEST_CONV_F32_ROWS");
+        else
+            setenv("GPK_TEST_CONV_F32_ROWS", rows.c_str(), 1);
+        CK(cudaMemsetAsync(im.f_out, 0, 4 * N, s));
+        const float ms = bench::median_ms(
+            s, [&](int) { run(); }, reps, reps < 20 ? 1 : 3);
+        CK(cudaStreamSynchronize(s));
+        const std::vector<float> got = to_host(im.f_out);
+        size_t differ = 0;
+        for (size_t i = 0; i < N; ++i) differ += std::memcmp(&got[i], &before[i], 4) != 0;
+        std::printf(
+            "f32 %dx%d form %-8s rows %-5s %.4f ms  %.0f GB/s  %.1f%% of copy  bits %s (%zu differ)\n", k, k,
+            item.c_str(), rows.empty() ? "auto" : rows.c_str(), ms, 8.0 * N / ms / 1e6,
+            100.0 * 8.0 * N / ms / 1e6 / ceil.copy_gbs, differ ? "DIFFER from off" : "= off", differ);
+    }
+    unsetenv("GPK_TEST_CONV_F32");
+    unsetenv("GPK_TEST_CONV_F32_ROWS");
+    gpk_filter_destroy(f);
+}
+
 Row separable_f32(int radius, Images &im, gpk_context *gpu, gpk_context *cpu, cudaStream_t s,
                   const NppStreamContext &npp, const bench::Ceilings &ceil) {
     int k = 2 * radius + 1;
@@ -310,8 +369,8 @@ Row laplacian_minmax(Images &im, gpk_context *gpu, gpk_context *cpu, cudaStream_
 
 } // namespace
 
-// Arguments, if any, name the groups to run (bench::wanted): u8, f32, separable, minmax (default: all); or
-// `sepprofile` alone: one call of each fused separable kernel (for ncu).
+// Arguments, if any, name the groups to run (bench::wanted): u8, f32 (with f32forms), f32forms, separable,
+// minmax (default: all); or `sepprofile` alone: one call of each fused separable kernel (for ncu).
 int main(int argc, char **argv) {
     bench::print_device();
     cudaStream_t s;
@@ -345,6 +404,8 @@ int main(int argc, char **argv) {
         for (int k : {3, 5, 7, 9}) rows.push_back(box_u8(k, im, gpu, cpu, s, npp, ceil));
     if (bench::wanted(argc, argv, "f32"))
         for (int k : {3, 9}) rows.push_back(box_f32(k, im, gpu, cpu, s, npp, ceil));
+    if (bench::wanted(argc, argv, "f32") || bench::wanted(argc, argv, "f32forms"))
+        for (int k : {3, 9}) f32_forms(k, im, gpu, s, ceil);
     if (bench::wanted(argc, argv, "separable"))
         for (int r : {8, 32}) rows.push_back(separable_f32(r, im, gpu, cpu, s, npp, ceil));
     if (bench::wanted(argc, argv, "minmax")) rows.push_back(laplacian_minmax(im, gpu, cpu, s, ceil));

@@ -32,7 +32,8 @@ GPK_HD long long histogram_bin(double v, double lower, double upper, double scal
 
 // Index of the pixel read for position i of a row or column of n pixels, or -1 for a zero border.
 // border values follow gpk_border: 0 zero, 1 clamp, 2 mirror (dcb|abcd), 3 reflect (cba|abcd), 4 wrap.
-GPK_HD long long border_index(long long i, long long n, int border) {
+// I: a signed integer type holding i, n and 2 n (int where they fit: no 64-bit division on a GPU).
+template <class I> GPK_HD I border_index_of(I i, I n, int border) {
     if (i >= 0 && i < n) return i;
     switch (border) {
     case 0:
@@ -41,20 +42,24 @@ GPK_HD long long border_index(long long i, long long n, int border) {
         return i < 0 ? 0 : n - 1;
     case 2: {
         if (n == 1) return 0;
-        long long p = 2 * n - 2;
-        long long m = ((i % p) + p) % p;
+        I p = 2 * n - 2;
+        I m = ((i % p) + p) % p;
         return m < n ? m : p - m;
     }
     case 3: {
-        long long p = 2 * n;
-        long long m = ((i % p) + p) % p;
+        I p = 2 * n;
+        I m = ((i % p) + p) % p;
         return m < n ? m : p - 1 - m;
     }
     default: {
-        long long m = i % n;
+        I m = i % n;
         return m < 0 ? m + n : m;
     }
     }
+}
+
+GPK_HD long long border_index(long long i, long long n, int border) {
+    return border_index_of<long long>(i, n, border);
 }
 
 // Round to nearest, ties away from zero, then saturate to [lo, hi]; NaN gives 0.

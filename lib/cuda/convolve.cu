@@ -247,7 +247,7 @@ bool run_pass(DeviceContext &ctx, const ConvolveJob &job, const ConvPlan &p, con
                 blocks = conv::launch_column_pass(a, lane.mid.get(), ctx.limits(), s);
             }
         } else {
-            blocks = conv::launch_conv2d(a, ctx.limits(), s);
+            blocks = conv::launch_conv2d(ctx, a, s);
         }
         if (reduce) {
             unsigned fold_blocks = std::min(64u, (blocks + 1023) / 1024);

@@ -415,7 +415,9 @@ template <class In> unsigned launch_for_input(const PassArgs &a, const DeviceLim
 
 } // namespace
 
-unsigned launch_conv2d(const PassArgs &a, const DeviceLimits &lim, cudaStream_t s) {
+unsigned launch_conv2d(DeviceContext &ctx, const PassArgs &a, cudaStream_t s) {
+    if (unsigned blocks = launch_slide_f32(ctx, a, s)) return blocks;
+    const DeviceLimits &lim = ctx.limits();
     switch (a.in_dtype) {
     case GPK_U8:
         return launch_for_input<uint8_t>(a, lim, s);

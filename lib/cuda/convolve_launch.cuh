@@ -38,7 +38,10 @@ inline size_t blocks_bound(long long row_elems, size_t rows) {
 }
 
 // Direct 2D filter over one band; returns the blocks launched.
-unsigned launch_conv2d(const PassArgs &a, const DeviceLimits &lim, cudaStream_t s);
+unsigned launch_conv2d(DeviceContext &ctx, const PassArgs &a, cudaStream_t s);
+// A K x K filter (K <= 9) on a one-channel f32 image with f32 sums, written with normalisation none or sum,
+// through the sliding-window kernel (convolve_slide.cuh): the blocks launched, 0 where it does not apply.
+unsigned launch_slide_f32(DeviceContext &ctx, const PassArgs &a, cudaStream_t s);
 // A K x K filter (K = 3 .. 9 odd; 2D taps that factor exactly as r[a] * c[b], or a separable pair) on a
 // one-channel u8 image with exact int sums, through the rank-1 strip kernel (convolve_rank1.cuh): the
 // blocks launched, 0 where it does not apply (a separable pair then takes its two passes).

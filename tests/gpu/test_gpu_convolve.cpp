@@ -4,7 +4,8 @@
 // 2D, both separable passes, min/max folding), every border, filters larger than the image, misaligned
 // pointers and images larger than a faked device (bands with halos), for host pageable, host pinned and
 // device pointers, with and without a caller stream. GPK_TEST_ONLY=name,... runs the named groups only
-// (laplacian, kernels, strip, rank1, fused, fit, misaligned, beyond_device, row_limit, beyond_2_32).
+// (laplacian, kernels, strip, rank1, fused, fit, misaligned, beyond_device, row_limit, beyond_2_32,
+// slide).
 #include "convolve_params.hpp"
 #include "gpu_common.hpp"
 #include "periodic_image.hpp"
@@ -783,6 +784,146 @@ void test_row_limit() {
     gpk_context_destroy(ctx);
 }
 
+// The output of one call on the CUDA backend, images in `mem` (outputs start poisoned).
+std::vector<unsigned char> cuda_output(gpk_context *ctx, const ConvCase &k, const gpk_filter *f,
+                                       const std::vector<unsigned char> &img, Memory mem) {
+    Block in(mem, img.size(), k.in_offset), out(mem, k.out_stride() * k.height, k.out_offset);
+    in.upload(img.data());
+    std::vector<unsigned char> got(k.out_stride() * k.height, kPoison);
+    out.upload(got.data());
+    CHECK_OK(ctx, convolve(ctx, k, f, in.get(), out.get()));
+    out.download(got.data());
+    return got;
+}
+
+// The sliding-window f32 kernel (convolve_slide.cuh: one-channel f32, f32 sums, K x K for K = 1 .. 9,
+// normalisation none or sum, 16-byte aligned input rows): bit-identical to the kernels of before
+// (GPK_TEST_CONV_F32=off: the four-outputs tile kernel for 3, 5, 9, the general kernel for 1, 7) and within
+// SPEC's tolerance of the CPU backend. Widths around its 128-element warp bands, its 512-element blocks and
+// the 4 elements either side a band's edge lanes load (every band inside, the first and last bands taking
+// the border rule, rows narrower than a lane's four); heights around K and the strips of rows a warp walks
+// (GPK_TEST_CONV_F32_ROWS = 1, 2, 3, 5, 8, 13, 64 or the default wave); every border; each built form
+// (rows ahead, shuffled or loaded halo, register caps, plain stores); input rows padded to 16 or 64 bytes or
+// not aligned at all (the kernels of before); output rows aligned or not; device images and staged bands.
+void test_slide_kernel(gpu::Contexts &ctxs) {
+    const bool quick = gpu::quick();
+    const std::vector<size_t> widths =
+        quick ? std::vector<size_t>{1, 5, 131, 133, 516}
+              : std::vector<size_t>{1,   2,   3,   4,   5,   7,   8,   12,  127, 128, 129,  131,  132, 133,
+                                    136, 255, 256, 257, 260, 261, 511, 512, 513, 516, 1023, 1028, 2052};
+    const std::vector<size_t> heights =
+        quick ? std::vector<size_t>{1, 10, 17} : std::vector<size_t>{1, 2, 3, 4, 8, 9, 10, 11, 17, 33, 67};
+    const char *rows[] = {"", "1", "2", "3", "5", "8", "13", "64"};
+    auto forms = [](int kk) -> std::vector<const char *> {
+        if (kk == 3) return {"", "1sb12", "2s", "4sb8", "2lb12", "2sb12p"};
+        if (kk == 9) return {"", "1s", "2sb6", "1lb6", "1sb8p"};
+        return {"", "2sp", "1l"}; // forms not built for K run K's default
+    };
+    uint64_t seed = 11000;
+    size_t cases = 0, turn = 0;
+    for (int kk : {1, 3, 5, 7, 9}) {
+        const std::vector<const char *> fs = forms(kk);
+        const std::string K = std::to_string(kk);
+        for (size_t w : widths)
+            for (size_t h : heights) {
+                const size_t t = turn++;
+                const gpk_border b = kBorders[(t + t / 5) % 5];
+                const bool by_sum = t % 3 == 1, box = t % 7 == 3;
+                ConvCase k{GPK_F32,
+                           GPK_F32,
+                           w,
+                           h,
+                           1,
+                           box ? "box" : "real2d:" + K + ":" + K,
+                           b,
+                           by_sum ? GPK_NORMALIZE_SUM : GPK_NORMALIZE_NONE,
+                           t % 2 ? GPK_ACCUMULATE_F32 : GPK_ACCUMULATE_AUTO};
+                k.in_align = t % 11 == 5 ? 0 : t % 4 == 2 ? 64 : 16; // 0: the kernels of before
+                if (t % 13 == 6) k.out_offset = 4;                   // output rows not 16-byte aligned
+                gpk_filter *f = nullptr;
+                if (box) {
+                    std::vector<double> taps(size_t(kk) * kk, 1.0 / double(kk * kk));
+                    gpk_filter_create_2d(&f, size_t(kk), size_t(kk), taps.data());
+                } else {
+                    f = make_filter(k.filter, seed);
+                }
+                std::vector<unsigned char> img = make_image(k, seed + 1);
+                seed += 2;
+                std::vector<unsigned char> want(k.out_stride() * k.height, kPoison);
+                CHECK_OK(ctxs.cpu, convolve(ctxs.cpu, k, f, img.data(), want.data()));
+                setenv("GPK_TEST_CONV_F32", "off", 1);
+                const std::vector<unsigned char> before = cuda_output(ctxs.cuda, k, f, img, Memory::device);
+                unsetenv("GPK_TEST_CONV_F32");
+                const std::string what = describe(k) + " in_align " + std::to_string(k.in_align);
+                compare(k, false, before, want, what + " (kernels of before)");
+                // The default form and rows, then a form and a strip height in turn.
+                const char *form = fs[t % fs.size()], *strip = rows[(t / fs.size()) % 8];
+                for (int pass = 0; pass < 2; ++pass) {
+                    if (pass == 1) {
+                        if (*form) setenv("GPK_TEST_CONV_F32", form, 1);
+                        if (*strip) setenv("GPK_TEST_CONV_F32_ROWS", strip, 1);
+                    }
+                    const std::vector<unsigned char> got = cuda_output(ctxs.cuda, k, f, img, Memory::device);
+                    unsetenv("GPK_TEST_CONV_F32");
+                    unsetenv("GPK_TEST_CONV_F32_ROWS");
+                    const std::string how =
+                        pass == 0 ? what : what + " form '" + form + "' rows '" + strip + "'";
+                    CHECK_MSG(got == before, how + ": differs from the kernels of before");
+                    compare(k, false, got, want, how);
+                }
+                gpk_filter_destroy(f);
+                ++cases;
+            }
+    }
+    // Host images through staged bands of a few rows (a faked small device), with their halos in place.
+    {
+        gpu::FakeDeviceMemory fake(300000);
+        for (int kk : {3, 9})
+            for (gpk_border b : kBorders) {
+                ConvCase k{GPK_F32,
+                           GPK_F32,
+                           1028,
+                           97,
+                           1,
+                           "real2d:" + std::to_string(kk) + ":" + std::to_string(kk),
+                           b,
+                           GPK_NORMALIZE_NONE,
+                           GPK_ACCUMULATE_F32};
+                k.in_align = 16;
+                gpk_filter *f = make_filter(k.filter, seed);
+                std::vector<unsigned char> img = make_image(k, seed + 1);
+                seed += 2;
+                setenv("GPK_TEST_CONV_F32", "off", 1);
+                const std::vector<unsigned char> before = cuda_output(ctxs.cuda, k, f, img, Memory::pageable);
+                unsetenv("GPK_TEST_CONV_F32");
+                const std::vector<unsigned char> got = cuda_output(ctxs.cuda, k, f, img, Memory::pageable);
+                CHECK_MSG(got == before, describe(k) + " staged: differs from the kernels of before");
+                gpk_filter_destroy(f);
+                ++cases;
+            }
+    }
+    // A form that is not one is refused, naming the knob.
+    {
+        ConvCase k{GPK_F32,           GPK_F32, 8, 4, 1, "real2d:3:3", GPK_BORDER_CLAMP, GPK_NORMALIZE_NONE,
+                   GPK_ACCUMULATE_F32};
+        k.in_align = 16;
+        gpk_filter *f = make_filter(k.filter, seed);
+        std::vector<unsigned char> img = make_image(k, seed + 1), out(k.out_stride() * k.height);
+        Block in(Memory::device, img.size()), dout(Memory::device, out.size());
+        in.upload(img.data());
+        for (const char *bad : {"3s", "2x", "2sb0", "2sq", "s"}) {
+            setenv("GPK_TEST_CONV_F32", bad, 1);
+            CHECK_STATUS(ctxs.cuda, convolve(ctxs.cuda, k, f, in.get(), dout.get()),
+                         GPK_ERR_INVALID_ARGUMENT);
+            CHECK_MSG(std::strstr(gpk_context_last_error(ctxs.cuda), "GPK_TEST_CONV_F32") != nullptr,
+                      std::string("knob ") + bad + ": " + gpk_context_last_error(ctxs.cuda));
+        }
+        unsetenv("GPK_TEST_CONV_F32");
+        gpk_filter_destroy(f);
+    }
+    std::printf("sliding-window f32 kernel: %zu cases\n", cases);
+}
+
 } // namespace
 
 int main() {
@@ -800,6 +941,7 @@ int main() {
     if (wanted("misaligned")) test_misaligned(ctxs);
     if (wanted("beyond_device")) test_beyond_device_memory(ctxs);
     if (wanted("row_limit")) test_row_limit();
+    if (wanted("slide")) test_slide_kernel(ctxs);
     if (wanted("beyond_2_32")) test_beyond_2_32();
     return check::finish("test_gpu_convolve");
 }

@@ -14,7 +14,8 @@
 //   device memory, bands forced small by a faked device size (GPK_TEST_DEVICE_MEMORY_LIMIT), the u8 3x3
 //   strip kernel with several row counts and off (GPK_TEST_CONV_STRIP), the rank-1 strip kernel by default,
 //   for 3 x 3 too, and off (GPK_TEST_CONV_RANK1), the fused separable kernels in each built shape
-//   (GPK_TEST_CONV_FUSED_KERNEL).
+//   (GPK_TEST_CONV_FUSED_KERNEL), the f32 sliding-window kernel in several forms, strips of a few rows,
+//   and off (GPK_TEST_CONV_F32, GPK_TEST_CONV_F32_ROWS).
 // GPK_TEST_QUICK=1 runs every 8th case (sanitizer runs).
 #include "convolve_reference.hpp"
 
@@ -210,6 +211,8 @@ struct Setup {
     std::string gpu_strip;             // GPK_TEST_CONV_STRIP ("" unset)
     std::string gpu_rank1;             // GPK_TEST_CONV_RANK1 ("" unset)
     std::string gpu_fused;             // GPK_TEST_CONV_FUSED_KERNEL ("" unset)
+    std::string gpu_f32;               // GPK_TEST_CONV_F32 ("" unset)
+    std::string gpu_f32_rows;          // GPK_TEST_CONV_F32_ROWS ("" unset)
     std::string memory_limit;          // GPK_TEST_DEVICE_MEMORY_LIMIT ("" unset)
     int in_memory = 0, out_memory = 0; // gpu::Memory of each image (CUDA)
 };
@@ -223,6 +226,8 @@ std::string describe_setup(const Setup &s) {
     if (!s.gpu_strip.empty()) d += " gpu-strip " + s.gpu_strip;
     if (!s.gpu_rank1.empty()) d += " gpu-rank1 " + s.gpu_rank1;
     if (!s.gpu_fused.empty()) d += " gpu-fused " + s.gpu_fused;
+    if (!s.gpu_f32.empty()) d += " gpu-f32 " + s.gpu_f32;
+    if (!s.gpu_f32_rows.empty()) d += " gpu-f32-rows " + s.gpu_f32_rows;
     if (!s.memory_limit.empty()) d += " device-bytes " + s.memory_limit;
 #ifdef GPK_SWEEP_CUDA
     d += std::string(" ") + gpu::memory_name(gpu::Memory(s.in_memory)) + "->" +
@@ -278,6 +283,8 @@ gpk_status run(const Case &k, const Setup &s, const Filter &f, const Image &in, 
     set_knob("GPK_TEST_CONV_STRIP", s.gpu_strip);
     set_knob("GPK_TEST_CONV_RANK1", s.gpu_rank1);
     set_knob("GPK_TEST_CONV_FUSED_KERNEL", s.gpu_fused);
+    set_knob("GPK_TEST_CONV_F32", s.gpu_f32);
+    set_knob("GPK_TEST_CONV_F32_ROWS", s.gpu_f32_rows);
     set_knob("GPK_TEST_DEVICE_MEMORY_LIMIT", s.memory_limit);
     const gpk_convolve_params p = convolve_params(f.get(), k.border, k.norm, k.acc);
     gpk_status status;
@@ -291,9 +298,9 @@ gpk_status run(const Case &k, const Setup &s, const Filter &f, const Image &in, 
 #else
     status = gpk_convolve(ctx, &p, &in.desc, in.bytes.data(), &out.desc, out.bytes.data());
 #endif
-    for (const char *knob :
-         {"GPK_TEST_CONV_CPU_STRIP", "GPK_TEST_CPU_ISA", "GPK_TEST_CONV_STRIP", "GPK_TEST_CONV_RANK1",
-          "GPK_TEST_CONV_FUSED_KERNEL", "GPK_TEST_DEVICE_MEMORY_LIMIT"})
+    for (const char *knob : {"GPK_TEST_CONV_CPU_STRIP", "GPK_TEST_CPU_ISA", "GPK_TEST_CONV_STRIP",
+                             "GPK_TEST_CONV_RANK1", "GPK_TEST_CONV_FUSED_KERNEL", "GPK_TEST_CONV_F32",
+                             "GPK_TEST_CONV_F32_ROWS", "GPK_TEST_DEVICE_MEMORY_LIMIT"})
         unsetenv(knob);
     return status;
 }
@@ -422,6 +429,11 @@ Setup random_setup(const Case &k) {
         // kernel, the streaming kernel's other shapes.
         const char *fused[] = {"", "", "ring", "256x16", "128x8", "256x8b4"};
         s.gpu_fused = pick_of(fused);
+        // The sliding-window f32 kernel: its default, the kernels of before, other forms, short strips.
+        const char *f32[] = {"", "", "off", "1sb12", "2lb12", "1s", "1lb6"};
+        s.gpu_f32 = pick_of(f32);
+        const char *f32_rows[] = {"", "", "1", "3", "17"};
+        s.gpu_f32_rows = pick_of(f32_rows);
         s.in_memory = int(pick(0, 2));
         s.out_memory = int(pick(0, 2));
         // A device faked small enough to cut a host image into bands of a few rows: room for each of three
@@ -576,9 +588,10 @@ void sweep_rows() {
 
 // The CUDA backend's specialised kernels at the edges of their tiles: u8 3x3 byte taps (the strip kernel:
 // plain, sum with each divider, signed, min/max), u8 K x K outer-product taps and 5|5 separable pairs (the
-// rank-1 strip kernel), u8 5x5 and 9x9 (four outputs a thread), f32 3x3, 5x5 and
-// 9x9, f32 separable filters of up to 17 taps (fixed-length row and column kernels), square f32 separable
-// filters of 1..65 taps (the fused kernel). The CPU backend runs them too.
+// rank-1 strip kernel), u8 5x5 and 9x9 (four outputs a thread), f32 1x1 .. 9x9 (the sliding-window
+// kernel; 3x3, 5x5 and 9x9 also the four-outputs kernel), f32 separable filters of up to 17 taps
+// (fixed-length row and column kernels), square f32 separable filters of 1..65 taps (the fused kernel). The
+// CPU backend runs them too.
 void sweep_kernels() {
     Tally t("specialised kernels");
     struct Kind {
@@ -601,6 +614,8 @@ void sweep_kernels() {
         {GPK_F32, GPK_F32, GPK_ACCUMULATE_F32, TapKind::real, 3},
         {GPK_F32, GPK_F32, GPK_ACCUMULATE_F32, TapKind::positive_real, 5},
         {GPK_F32, GPK_F32, GPK_ACCUMULATE_F32, TapKind::real, 9},
+        {GPK_F32, GPK_F32, GPK_ACCUMULATE_F32, TapKind::real, 7},
+        {GPK_F32, GPK_F32, GPK_ACCUMULATE_AUTO, TapKind::positive_real, 1},
         {GPK_F32, GPK_U8, GPK_ACCUMULATE_F32, TapKind::positive_real, 3},
         {GPK_F32, GPK_F32, GPK_ACCUMULATE_F32, TapKind::real, 0},
         {GPK_U8, GPK_U8, GPK_ACCUMULATE_AUTO, TapKind::bytes, 0},
