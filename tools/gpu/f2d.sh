@@ -61,7 +61,7 @@ stage "initcheck slide (quick)" 40 sanitize.log $Q compute-sanitizer --tool init
 stage "ncu f32 kernels" 70 ncu.log env GPK_BENCH_F32_FORMS=off,default GPK_BENCH_F32_REPS=3 \
     ncu --csv --page raw --print-units base --kernel-name-base demangled --kernel-name "regex:conv2d_f32" \
     --launch-count 40 --metrics "$M" --log-file "$OUT/ncu.err" $BC f32forms
-grep -E '^"' "$OUT/ncu.log" >"$OUT/ncu-f32.csv" 2>/dev/null
+grep -hE '^"' "$OUT/ncu.log" "$OUT/ncu.err" >"$OUT/ncu-f32.csv" 2>/dev/null
 
 # ---- the rest as time allows
 stage "test_gpu_convolve (quick, every group)" 60 tests.log env GPK_TEST_QUICK=1 $T/test_gpu_convolve
