@@ -6,7 +6,6 @@
 #include <nppi.h>
 
 #include <cmath>
-#include <cstdlib>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -351,22 +350,6 @@ Row laplacian_minmax(Images &im, gpk_context *gpu, gpk_context *cpu, cudaStream_
         s, [&](int i) { GK(gpu, gpk_convolve(gpu, &plain, &d8, im.u8_in[i % copies], &d8, im.u8_peer)); });
     double api =
         api_ms([&](int i) { return gpk_convolve(g_sync, &mm, &d8, im.u8_in[i % copies], &d8, im.u8_out); });
-    GK(gpu, gpk_convolve(gpu, &mm, &d8, im.u8_in[0], &d8, im.u8_out));
-    CK(cudaStreamSynchronize(s));
-    // The first pass's kernels side by side (GPK_TEST_CONV_FOLD, NOTES.md): off = the strip kernel's fold
-    // mode (the path before the fold kernel), else the fold kernel's rows per block ("f": top to bottom);
-    // each output checked against the default's.
-    const std::vector<uint8_t> by_default = to_host(im.u8_out);
-    for (const char *knob : {"off", "16", "32", "32f", "64", "128"}) {
-        setenv("GPK_TEST_CONV_FOLD", knob, 1);
-        const float t = bench::median_ms(
-            s, [&](int i) { GK(gpu, gpk_convolve(gpu, &mm, &d8, im.u8_in[i % copies], &d8, im.u8_out)); });
-        CK(cudaStreamSynchronize(s));
-        std::printf("lp3 + min/max, GPK_TEST_CONV_FOLD=%-4s %.4f ms, %.2fx plain lp3 (%.4f ms), %s\n", knob,
-                    t, t / base, base, to_host(im.u8_out) == by_default ? "same bits" : "BITS DIFFER");
-    }
-    unsetenv("GPK_TEST_CONV_FOLD");
-    std::printf("lp3 + min/max, default             %.4f ms, %.2fx plain lp3\n", ms, ms / base);
     GK(gpu, gpk_convolve(gpu, &mm, &d8, im.u8_in[0], &d8, im.u8_out));
     CK(cudaStreamSynchronize(s));
     std::vector<uint8_t> in = to_host(im.u8_in[0]), on_cpu(N);

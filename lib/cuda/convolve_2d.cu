@@ -1,7 +1,6 @@
 // Launches of the direct 2D kernel: square 3, 5 and 9 tap filters on u8 (exact int) and f32 images get
 // compile-time sizes; everything else takes the general kernel.
 #include "cuda/convolve_launch.cuh"
-#include "cuda/convolve_minmax.cuh"
 #include "cuda/convolve_rank1.cuh"
 #include "cuda/convolve_strip.cuh"
 #include "cuda/convolve_vector.cuh"
@@ -168,24 +167,16 @@ bool out_aligned_for_strip(const PassArgs &a) {
     return reinterpret_cast<uintptr_t>(a.out.base) % kStripCols == 0 && a.out.pitch % kStripCols == 0;
 }
 
-// The border rows and columns of a 3 x 3 strip or fold kernel; false where an output would need a padded
-// row outside [-1, rows]: never for whole images (row0 = first output row - 1) nor staged bands (their halo
-// rows in place).
-bool strip_border(const PassArgs &a, StripBorder &bd) {
-    const long long rows_in = a.src.rows, width = a.shape.width;
-    if (a.src.row0 < -1 || a.src.row0 + a.shape.out_rows + 1 > rows_in) return false;
-    const int b = a.shape.border;
-    bd = StripBorder{border_index(-1, rows_in, b), border_index(rows_in, rows_in, b),
-                     border_index(-1, width, b), border_index(width, width, b)};
-    return true;
-}
-
 template <StripMode M, bool Signed, StripDiv D>
 unsigned launch_strip_kernel(const PassArgs &a, const ByteTaps<3> &taps, const U8Divider &dv, int rows,
                              cudaStream_t s) {
-    const long long groups = strip_groups(a.shape.width);
-    StripBorder bd;
-    if (!strip_border(a, bd)) return 0;
+    const long long groups = strip_groups(a.shape.width), rows_in = a.src.rows, width = a.shape.width;
+    // Every padded row an output needs lies in [-1, rows_in]: true of whole images (row0 = first output row
+    // - 1) and of staged bands (their halo rows in place).
+    if (a.src.row0 < -1 || a.src.row0 + a.shape.out_rows + 1 > rows_in) return 0;
+    const int b = a.shape.border;
+    const StripBorder bd{border_index(-1, rows_in, b), border_index(rows_in, rows_in, b),
+                         border_index(-1, width, b), border_index(width, width, b)};
     const dim3 grid = strip_grid(a, groups, rows, M);
     if (grid.x == 0) return 0;
     conv3x3_u8_strip_kernel<M, Signed, D><<<grid, kStripThreads, 0, s>>>(
@@ -251,56 +242,13 @@ bool strip_case(const PassArgs &a) {
     return reinterpret_cast<uintptr_t>(a.src.base) % kStripCols == 0 && a.src.pitch % kStripCols == 0;
 }
 
-// The fold kernel's strips: output rows per block (0: off, the strip kernel folds) and their order. The
-// internal knob GPK_TEST_CONV_FOLD (NOTES.md) sets "off", or ROWS (a multiple of 8) with an optional "f" for
-// strips visited top to bottom, for benchmarks and tests.
-struct FoldKnob {
-    int rows;
-    bool reverse;
-};
-
-FoldKnob fold_knob() {
-    const char *text = std::getenv("GPK_TEST_CONV_FOLD");
-    if (!text || !*text) return {kFoldRowsDefault, true};
-    if (std::strcmp(text, "off") == 0) return {0, true};
-    int rows = 0, used = 0;
-    const bool parsed = std::sscanf(text, "%d%n", &rows, &used) == 1;
-    const bool forward = parsed && text[used] == 'f' && text[used + 1] == 0;
-    if (!parsed || (text[used] != 0 && !forward) || rows < 8 || rows > 4096 || rows % 8 != 0)
-        invalid(std::string("GPK_TEST_CONV_FOLD is \"") + text +
-                "\"; expected off, or a row count (a multiple of 8 from 8 to 4096) with an optional f");
-    return {rows, !forward};
-}
-
-// The first min/max pass of a 3 x 3 byte filter through the fold kernel (convolve_minmax.cuh): source rows
-// 16-byte aligned, as its loads need, and no more blocks than the partials have room for (blocks_bound);
-// 0 where it does not apply (the strip kernel's fold mode then runs).
-unsigned launch_fold(const PassArgs &a, const ByteTaps<3> &taps, cudaStream_t s) {
-    const FoldKnob knob = fold_knob();
-    StripBorder bd;
-    if (knob.rows == 0 || reinterpret_cast<uintptr_t>(a.src.base) % 16 != 0 || a.src.pitch % 16 != 0 ||
-        !strip_border(a, bd))
-        return 0;
-    const long long groups = fold_groups(a.shape.width);
-    const dim3 grid(unsigned((groups + kFoldThreads - 1) / kFoldThreads + 1),
-                    unsigned((a.shape.out_rows + knob.rows - 1) / knob.rows));
-    if (size_t(grid.x) * grid.y > blocks_bound(a.shape.width, size_t(a.shape.out_rows))) return 0;
-    conv3x3_u8_fold_kernel<<<grid, kFoldThreads, 0, s>>>(a.src, a.shape, a.out, taps, bd, knob.rows, groups,
-                                                         knob.reverse);
-    check_launch("conv3x3_u8_fold_kernel");
-    return grid.x * grid.y;
-}
-
-// The 3 x 3 strip kernel (convolve_strip.cuh), or for the first min/max pass the fold kernel; 0 where
-// neither applies.
+// The 3 x 3 strip kernel (convolve_strip.cuh); 0 where it does not apply.
 unsigned launch_strip(const PassArgs &a, cudaStream_t s) {
     if (a.filter->separable || a.filter->kh != 3 || !strip_case(a)) return 0;
-    ByteTaps<3> taps;
-    const bool is_signed = pack_byte_taps(*a.filter, taps);
-    if (a.out.reduce)
-        if (unsigned blocks = launch_fold(a, taps, s)) return blocks;
     const int rows = strip_rows_knob();
     if (rows == 0) return 0;
+    ByteTaps<3> taps;
+    const bool is_signed = pack_byte_taps(*a.filter, taps);
     return launch_strip_modes(a, is_signed, rows, [&](auto m, auto sg, auto d, const U8Divider &dv, int r) {
         return launch_strip_kernel<decltype(m)::value, decltype(sg)::value, decltype(d)::value>(a, taps, dv,
                                                                                                 r, s);

@@ -197,15 +197,14 @@ strip_interior(F &f, const SourceRows &src, const Shape &sh, const Output &out, 
     }
 }
 
-// The outputs of a strip's edge block: columns 0 .. cols - 1 and cols (groups + 1) .. width - 1 (all columns
-// of rows too narrow for an interior group; cols: the interior threads' outputs along x), one output per
-// thread at a time: sum(x, y) (which starts from f.init()), folded or written.
+// The outputs of a strip's edge block: columns 0 .. 7 and 8 (groups + 1) .. width - 1 (all columns of rows
+// too narrow for an interior group), one output per thread at a time: sum(x, y) (which starts from
+// f.init()), folded or written.
 template <class F, class Sum>
 __device__ __forceinline__ void strip_edge_outputs(F &f, const Shape &sh, const Output &out, int y0,
-                                                   int y_end, long long groups, const Sum &sum,
-                                                   int cols = kStripCols) {
-    const int nleft = int(min(sh.width, (long long)cols));
-    const long long right0 = groups > 0 ? cols * (groups + 1) : nleft;
+                                                   int y_end, long long groups, const Sum &sum) {
+    const int nleft = int(min(sh.width, (long long)kStripCols));
+    const long long right0 = groups > 0 ? kStripCols * (groups + 1) : nleft;
     const int ncols = nleft + int(sh.width - right0);
     const int count = ncols * (y_end - y0);
     for (int k = threadIdx.x; k < count; k += kStripThreads) {
@@ -219,31 +218,27 @@ __device__ __forceinline__ void strip_edge_outputs(F &f, const Shape &sh, const 
     }
 }
 
-// The edge block of a strip (rows narrower than 18 entirely), every tap through the border rule; `cols`: the
-// interior threads' outputs along x (the fold kernel of convolve_minmax.cuh takes 16).
+// The edge block of a strip (rows narrower than 18 entirely), every tap through the border rule.
 template <class F>
 __device__ __forceinline__ void strip_edges(F &f, const SourceRows &src, const Shape &sh, const Output &out,
                                             const ByteTaps<3> &taps, const StripBorder &bd, int y0, int y_end,
-                                            long long groups, int cols = kStripCols) {
-    strip_edge_outputs(
-        f, sh, out, y0, y_end, groups,
-        [&](long long x, int y) {
-            int n = f.init();
+                                            long long groups) {
+    strip_edge_outputs(f, sh, out, y0, y_end, groups, [&](long long x, int y) {
+        int n = f.init();
 #pragma unroll
-            for (int a = 0; a < 3; ++a) {
-                const long long r = bd.row(src.row0 + y + a, src.rows);
-                if (r < 0) continue;
-                const unsigned char *row =
-                    reinterpret_cast<const unsigned char *>(src.base) + size_t(r) * src.pitch;
+        for (int a = 0; a < 3; ++a) {
+            const long long r = bd.row(src.row0 + y + a, src.rows);
+            if (r < 0) continue;
+            const unsigned char *row =
+                reinterpret_cast<const unsigned char *>(src.base) + size_t(r) * src.pitch;
 #pragma unroll
-                for (int b = 0; b < 3; ++b) {
-                    const long long m = bd.col(x + b - 1, sh.width);
-                    if (m >= 0) n += int(row[m]) * int((signed char)(taps.w[a] >> (8 * b)));
-                }
+            for (int b = 0; b < 3; ++b) {
+                const long long m = bd.col(x + b - 1, sh.width);
+                if (m >= 0) n += int(row[m]) * int((signed char)(taps.w[a] >> (8 * b)));
             }
-            return n;
-        },
-        cols);
+        }
+        return n;
+    });
 }
 
 // Grid: x covers the interior groups in blocks of 128, then one edge block; y the band's output rows in

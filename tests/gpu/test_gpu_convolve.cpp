@@ -4,7 +4,7 @@
 // 2D, both separable passes, min/max folding), every border, filters larger than the image, misaligned
 // pointers and images larger than a faked device (bands with halos), for host pageable, host pinned and
 // device pointers, with and without a caller stream. GPK_TEST_ONLY=name,... runs the named groups only
-// (laplacian, kernels, strip, rank1, fold, fused, fit, misaligned, beyond_device, row_limit, beyond_2_32,
+// (laplacian, kernels, strip, rank1, fused, fit, misaligned, beyond_device, row_limit, beyond_2_32,
 // slide).
 #include "convolve_params.hpp"
 #include "gpu_common.hpp"
@@ -337,113 +337,6 @@ void test_strip_kernel(gpu::Contexts &ctxs) {
     }
     unsetenv("GPK_TEST_CONV_STRIP");
     std::printf("strip kernel: %zu cases\n", cases);
-}
-
-// The fold kernel (convolve_minmax.cuh: the first min/max pass of 3 x 3 byte filters on u8) on device images
-// against the CPU backend, bit for bit: widths around its 16-byte groups (17 + 16 g), its edge block and its
-// 128-thread blocks (2048 columns); heights around its strips (8, 16, 32 rows: GPK_TEST_CONV_FOLD, "f" top
-// to bottom) and its ring of three rows in flight; every border; taps of the Laplacian, random, positive
-// ones whose largest sum is just inside (128 * 255) and just past (129 * 255) the int16 range, and the
-// byte extremes (sums to +-291720); images random, dark with a bright pixel at a corner, bright with a
-// dark pixel at the middle of an edge, and mid-grey with both at two corners, so that the min and max lie
-// at the image's edges. The kernel off (the strip kernel's fold) gives the same bits; input rows aligned
-// to 16 bytes (the fold kernel) or to 8 only, and images 8 bytes off (the strip kernel's fold instead).
-std::vector<unsigned char> fold_image(const ConvCase &k, int pattern, uint64_t seed) {
-    std::vector<unsigned char> img = make_image(k, seed);
-    std::mt19937_64 rng(seed);
-    auto at = [&](size_t x, size_t y) -> unsigned char & { return img[y * k.in_stride() + x]; };
-    const size_t cx[4] = {0, k.width - 1, 0, k.width - 1}, cy[4] = {0, 0, k.height - 1, k.height - 1};
-    const int corner = int(rng() % 4), other = (corner + 1 + int(rng() % 3)) % 4;
-    if (pattern == 0) return img;
-    for (size_t y = 0; y < k.height; ++y)
-        for (size_t x = 0; x < k.width; ++x)
-            at(x, y) = pattern == 1 ? 0 : pattern == 2 ? 255 : (unsigned char)(100 + rng() % 51);
-    if (pattern == 1) at(cx[corner], cy[corner]) = 255;
-    if (pattern == 2) {
-        const int side = int(rng() % 4);
-        at(side == 0   ? 0
-           : side == 1 ? k.width - 1
-                       : k.width / 2,
-           side == 2   ? 0
-           : side == 3 ? k.height - 1
-                       : k.height / 2) = 0;
-    }
-    if (pattern == 3) {
-        at(cx[corner], cy[corner]) = 255;
-        at(cx[other], cy[other]) = 0;
-    }
-    return img;
-}
-
-void test_fold_kernel(gpu::Contexts &ctxs) {
-    const bool quick = gpu::quick();
-    const std::vector<size_t> widths =
-        quick ? std::vector<size_t>{1, 17, 18, 50, 2081}
-              : std::vector<size_t>{1,  15,   16,   17,   18,   33,   34,   49,
-                                    50, 2064, 2065, 2066, 2080, 2081, 2097, 4129};
-    const std::vector<size_t> heights =
-        quick ? std::vector<size_t>{1, 17, 33} : std::vector<size_t>{1, 2, 3, 4, 7, 8, 9, 16, 17, 31, 33, 65};
-    const std::vector<std::vector<double>> taps = {
-        {0, 1, 0, 1, -4, 1, 0, 1, 0},                   // the Laplacian
-        {},                                             // random in [-100, 100]
-        {14, 14, 14, 14, 16, 14, 14, 14, 14},           // largest sum 128 * 255: inside int16
-        {14, 14, 14, 14, 17, 14, 14, 14, 14},           // 129 * 255: past int16
-        {127, 127, 127, 127, -128, 127, 127, 127, 127}, // the byte extremes
-        {-128, -128, -128, -128, 127, -128, -128, -128, -128}};
-    const char *knobs[] = {"", "8", "16f", "off"};
-    const size_t nknobs = quick ? 2 : 4;
-    uint64_t seed = 11000;
-    size_t cases = 0, turn = 0;
-    for (size_t m = 0; m < nknobs; ++m) {
-        if (*knobs[m]) setenv("GPK_TEST_CONV_FOLD", knobs[m], 1);
-        for (size_t w : widths)
-            for (size_t h : heights)
-                for (gpk_border b : kBorders) {
-                    // Filters and images in turn, shifted so that each border meets each.
-                    const size_t t = turn++;
-                    const size_t fi = (t + t / 5) % taps.size();
-                    const int pattern = int((t / 3 + t / 7) % 4);
-                    ConvCase k{GPK_U8, GPK_U8, w, h, 1, "fold", b, GPK_NORMALIZE_MINMAX, GPK_ACCUMULATE_AUTO};
-                    k.in_align = t % 4 == 3 ? 8 : 16; // 8: rows the strip kernel folds (when not 16 too)
-                    k.in_offset = t % 11 == 5 ? 8 : 0;
-                    std::vector<double> tp = taps[fi];
-                    if (tp.empty()) {
-                        std::mt19937_64 rng(seed);
-                        for (int i = 0; i < 9; ++i) tp.push_back(double(int(rng() % 201) - 100));
-                    }
-                    gpk_filter *f = nullptr;
-                    gpk_filter_create_2d(&f, 3, 3, tp.data());
-                    const std::vector<unsigned char> img = fold_image(k, pattern, seed + 1);
-                    seed += 2;
-                    std::vector<unsigned char> want(k.out_stride() * k.height, kPoison);
-                    const gpk_status st = convolve(ctxs.cpu, k, f, img.data(), want.data());
-                    const std::string what = describe(k) + " filter " + std::to_string(fi) + " image " +
-                                             std::to_string(pattern) + " fold '" + knobs[m] + "'";
-                    CHECK_MSG(st == GPK_OK, what + ": CPU backend failed");
-                    if (st == GPK_OK)
-                        run_on(ctxs.cuda, nullptr, Memory::device, Memory::device, k, f, img, want, true,
-                               what);
-                    gpk_filter_destroy(f);
-                    ++cases;
-                }
-    }
-    unsetenv("GPK_TEST_CONV_FOLD");
-    // Staged (host) images: the bands' rows of width bytes, 16-byte aligned or not.
-    for (size_t w : {2064u, 2071u})
-        for (gpk_border b : kBorders) {
-            ConvCase k{GPK_U8, GPK_U8, w, 45, 1, "lp3", b, GPK_NORMALIZE_MINMAX, GPK_ACCUMULATE_AUTO};
-            gpk_filter *f = make_filter(k.filter, seed);
-            const std::vector<unsigned char> img = fold_image(k, 3, seed + 1);
-            seed += 2;
-            std::vector<unsigned char> want(k.out_stride() * k.height, kPoison);
-            CHECK_OK(ctxs.cpu, convolve(ctxs.cpu, k, f, img.data(), want.data()));
-            for (Memory mem : {Memory::pageable, Memory::pinned})
-                run_on(ctxs.cuda, nullptr, mem, Memory::pageable, k, f, img, want, true,
-                       describe(k) + " staged");
-            gpk_filter_destroy(f);
-            ++cases;
-        }
-    std::printf("fold kernel: %zu cases\n", cases);
 }
 
 // The rank-1 strip kernel (convolve_rank1.cuh) on device images against the CPU backend: K x K filters
@@ -1043,7 +936,6 @@ int main() {
     if (wanted("kernels")) test_kernels(ctxs);
     if (wanted("strip")) test_strip_kernel(ctxs);
     if (wanted("rank1")) test_rank1_kernel(ctxs);
-    if (wanted("fold")) test_fold_kernel(ctxs);
     if (wanted("fused")) test_fused_separable(ctxs);
     if (wanted("fit")) test_fused_fit_boundary(ctxs);
     if (wanted("misaligned")) test_misaligned(ctxs);

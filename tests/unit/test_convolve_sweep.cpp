@@ -12,8 +12,7 @@
 //   where the library knows it);
 // - the GPU suite (GPK_SWEEP_CUDA; CUDA backend, exits 77 without a device): images in pageable, pinned and
 //   device memory, bands forced small by a faked device size (GPK_TEST_DEVICE_MEMORY_LIMIT), the u8 3x3
-//   strip kernel with several row counts and off (GPK_TEST_CONV_STRIP), its min/max fold kernel with
-//   several row counts and off (GPK_TEST_CONV_FOLD), the rank-1 strip kernel by default,
+//   strip kernel with several row counts and off (GPK_TEST_CONV_STRIP), the rank-1 strip kernel by default,
 //   for 3 x 3 too, and off (GPK_TEST_CONV_RANK1), the fused separable kernels in each built shape
 //   (GPK_TEST_CONV_FUSED_KERNEL), the f32 sliding-window kernel in several forms, strips of a few rows,
 //   and off (GPK_TEST_CONV_F32, GPK_TEST_CONV_F32_ROWS).
@@ -211,7 +210,6 @@ struct Setup {
     std::string cpu_isa;               // GPK_TEST_CPU_ISA ("" unset)
     std::string gpu_strip;             // GPK_TEST_CONV_STRIP ("" unset)
     std::string gpu_rank1;             // GPK_TEST_CONV_RANK1 ("" unset)
-    std::string gpu_fold;              // GPK_TEST_CONV_FOLD ("" unset)
     std::string gpu_fused;             // GPK_TEST_CONV_FUSED_KERNEL ("" unset)
     std::string gpu_f32;               // GPK_TEST_CONV_F32 ("" unset)
     std::string gpu_f32_rows;          // GPK_TEST_CONV_F32_ROWS ("" unset)
@@ -227,7 +225,6 @@ std::string describe_setup(const Setup &s) {
     if (!s.cpu_isa.empty()) d += " isa " + s.cpu_isa;
     if (!s.gpu_strip.empty()) d += " gpu-strip " + s.gpu_strip;
     if (!s.gpu_rank1.empty()) d += " gpu-rank1 " + s.gpu_rank1;
-    if (!s.gpu_fold.empty()) d += " gpu-fold " + s.gpu_fold;
     if (!s.gpu_fused.empty()) d += " gpu-fused " + s.gpu_fused;
     if (!s.gpu_f32.empty()) d += " gpu-f32 " + s.gpu_f32;
     if (!s.gpu_f32_rows.empty()) d += " gpu-f32-rows " + s.gpu_f32_rows;
@@ -285,7 +282,6 @@ gpk_status run(const Case &k, const Setup &s, const Filter &f, const Image &in, 
     set_knob("GPK_TEST_CPU_ISA", s.cpu_isa);
     set_knob("GPK_TEST_CONV_STRIP", s.gpu_strip);
     set_knob("GPK_TEST_CONV_RANK1", s.gpu_rank1);
-    set_knob("GPK_TEST_CONV_FOLD", s.gpu_fold);
     set_knob("GPK_TEST_CONV_FUSED_KERNEL", s.gpu_fused);
     set_knob("GPK_TEST_CONV_F32", s.gpu_f32);
     set_knob("GPK_TEST_CONV_F32_ROWS", s.gpu_f32_rows);
@@ -303,8 +299,8 @@ gpk_status run(const Case &k, const Setup &s, const Filter &f, const Image &in, 
     status = gpk_convolve(ctx, &p, &in.desc, in.bytes.data(), &out.desc, out.bytes.data());
 #endif
     for (const char *knob : {"GPK_TEST_CONV_CPU_STRIP", "GPK_TEST_CPU_ISA", "GPK_TEST_CONV_STRIP",
-                             "GPK_TEST_CONV_RANK1", "GPK_TEST_CONV_FOLD", "GPK_TEST_CONV_FUSED_KERNEL",
-                             "GPK_TEST_CONV_F32", "GPK_TEST_CONV_F32_ROWS", "GPK_TEST_DEVICE_MEMORY_LIMIT"})
+                             "GPK_TEST_CONV_RANK1", "GPK_TEST_CONV_FUSED_KERNEL", "GPK_TEST_CONV_F32",
+                             "GPK_TEST_CONV_F32_ROWS", "GPK_TEST_DEVICE_MEMORY_LIMIT"})
         unsetenv(knob);
     return status;
 }
@@ -390,14 +386,12 @@ void find_isas() {
 
 // Sample counts per row (width * channels) at the edges of what the backends cut rows into: the CPU tap
 // loop's blocks (128 four-byte or 64 eight-byte samples) and its 64-byte vectors; the CUDA tiles (32
-// samples, 128 for the row pass and the four-outputs kernels), the u8 3x3 strip kernel (8 outputs a
-// thread after a 1-sample edge, 128 threads a block: 1024 + 9) and its fold kernel (16 outputs a thread:
-// 2048 + 17).
-const size_t kEdgeSamples[] = {1,    2,    3,    4,    5,    7,    8,    9,    10,   11,   15,   16,
-                               17,   18,   24,   31,   32,   33,   40,   63,   64,   65,   96,   127,
-                               128,  129,  130,  160,  191,  192,  193,  255,  256,  257,  383,  384,
-                               385,  511,  512,  513,  640,  1023, 1024, 1025, 1032, 1033, 1034, 1041,
-                               1042, 2047, 2048, 2049, 2057, 2058, 2065, 2081};
+// samples, 128 for the row pass and the four-outputs kernels) and the u8 3x3 strip kernel (8 outputs a
+// thread after a 1-sample edge, 128 threads a block: 1024 + 9).
+const size_t kEdgeSamples[] = {
+    1,   2,   3,   4,   5,   7,    8,    9,    10,   11,   15,   16,   17,   18,   24,   31,   32,   33,
+    40,  63,  64,  65,  96,  127,  128,  129,  130,  160,  191,  192,  193,  255,  256,  257,  383,  384,
+    385, 511, 512, 513, 640, 1023, 1024, 1025, 1032, 1033, 1034, 1041, 1042, 2047, 2048, 2049, 2057, 2058};
 // Heights at the edges of the CUDA kernels' row tiles (8-row strips, 32, 64 and 128 rows a block) and the
 // CPU's two rows a tap pass.
 const size_t kEdgeRows[] = {1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 127, 128, 129};
@@ -440,10 +434,6 @@ Setup random_setup(const Case &k) {
         s.gpu_f32 = pick_of(f32);
         const char *f32_rows[] = {"", "", "1", "3", "17"};
         s.gpu_f32_rows = pick_of(f32_rows);
-        // The first min/max pass of u8 3x3 byte filters: the fold kernel's strips (rows, "f" top to bottom)
-        // or off (the strip kernel's fold).
-        const char *fold[] = {"", "", "8", "16f", "64", "off"};
-        s.gpu_fold = pick_of(fold);
         s.in_memory = int(pick(0, 2));
         s.out_memory = int(pick(0, 2));
         // A device faked small enough to cut a host image into bands of a few rows: room for each of three
