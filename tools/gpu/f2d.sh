@@ -38,7 +38,7 @@ build_convolution $B 230
 T=$B/tests/gpu
 BC=$B/bench/bench_convolve
 # ---- benchmarks: 8192^2 device images, clamp border, box taps, median of CUDA-event timings
-FORMS="off,default,3:1sb12,3:2s,3:4sb8,3:2lb12,3:2sb12p,9:1s,9:2sb6,9:1lb6,9:1sb8p"
+FORMS="off,default,3:1sb12,3:2s,3:4sb8,3:2lb12,3:2sb12p,9:1s,9:2sb6,9:1sb8,9:1sb8p"
 FORMS="$FORMS,default@16,default@32,default@64,default@256,off"
 stage "bench f32 (NPP, forms A/B)" 70 bench.log env GPK_BENCH_F32_FORMS="$FORMS" $BC f32
 
