@@ -5,9 +5,8 @@
 // the peer's after the same iterations. Then, per size, each pass kernel of the library (the internal knob
 // GPK_TEST_HEAT_KERNEL) and a call's fixed cost: whole synchronous calls of 1, 2, 8, 50 and 100 iterations
 // through the C API, the cost outside the iterations being T(50) - 50 * (T(100) - T(50)) / 50, with device
-// pointers (also with programmatic dependent launch, GPK_TEST_HEAT_PDL=1, with shorter passes in the
-// plain form's general steps, GPK_TEST_HEAT_PARTIAL=0, and with a kernel of its own finishing each pass,
-// GPK_TEST_HEAT_FINISH=kernel, the form before passes finished themselves) and (at the smaller size)
+// pointers (also without programmatic dependent launch, GPK_TEST_HEAT_PDL=0, and with shorter passes in the
+// plain form's general steps, GPK_TEST_HEAT_PARTIAL=0) and (at the smaller size)
 // pageable host pointers. `bench_heat sweep N [H...]` times kernels and block heights at N x N;
 // `bench_heat profile N [ITERS]` makes two calls for a profiler.
 #include "gpk.h"
@@ -276,11 +275,8 @@ void time_kernel(gpk_context *ctx, int n, const double *t, const double *c, doub
     unsetenv("GPK_TEST_HEAT_PDL");
     char rows_text[32] = "planned";
     if (rows > 0) std::snprintf(rows_text, sizeof rows_text, "%d", rows);
-    const char *finish = std::getenv("GPK_TEST_HEAT_FINISH");
-    std::printf(
-        "heat f64 %5dx%-5d  kernel %-5s rows %-7s pdl %-3s finish %-6s %8.4f ms/iteration %7.1f GCells/s\n",
-        n, n, kernel, rows_text, pdl ? "on" : "off", finish ? finish : "fused", ms,
-        (double)n * n / (ms * 1e-3) / 1e9);
+    std::printf("heat f64 %5dx%-5d  kernel %-5s rows %-7s pdl %-3s %8.4f ms/iteration %7.1f GCells/s\n", n, n,
+                kernel, rows_text, pdl ? "on" : "off", ms, (double)n * n / (ms * 1e-3) / 1e9);
     std::fflush(stdout);
 }
 
@@ -289,10 +285,6 @@ void kernel_sweep(gpk_context *ctx, int n, const double *t, const double *c, dou
     for (const char *k : {"6/2", "4/2", "7/2", "8/2", "8/1", "12/1", "4/4"})
         time_kernel(ctx, n, t, c, out, extra, k, 0, false);
     time_kernel(ctx, n, t, c, out, extra, "6/2", 0, true);
-    setenv("GPK_TEST_HEAT_FINISH", "kernel",
-           1); // each pass finished by a kernel of its own (the form before)
-    time_kernel(ctx, n, t, c, out, extra, "6/2", 0, false);
-    unsetenv("GPK_TEST_HEAT_FINISH");
 }
 
 void bench_size(gpk_context *ctx, int n, size_t extra, int peer_iters) {
@@ -324,9 +316,6 @@ void bench_size(gpk_context *ctx, int n, size_t extra, int peer_iters) {
     setenv("GPK_TEST_HEAT_PARTIAL", "0", 1); // shorter passes in general steps
     fixed_cost(ctx, n, t, c, out, "dev,nopart", n > 8192 ? 3 : 7);
     unsetenv("GPK_TEST_HEAT_PARTIAL");
-    setenv("GPK_TEST_HEAT_FINISH", "kernel", 1);
-    fixed_cost(ctx, n, t, c, out, "dev,finkrn", n > 8192 ? 3 : 7);
-    unsetenv("GPK_TEST_HEAT_FINISH");
     if (n <= 8192) {
         std::vector<double> ht(cells), hc(cells), hout(cells);
         BENCH_CHECK(cudaMemcpy(ht.data(), t, cells * sizeof(double), cudaMemcpyDeviceToHost));

@@ -3,8 +3,8 @@
 // iteration). What a call costs beside its iterations is kept small: device inputs are read in place by
 // the first pass, which also checks them (a flag; the first bad cell is looked for only once it is set);
 // the pass that ends the run writes a device tfinal directly, or else the final row statistics copy the
-// grid into it as they read it; each pass's last block does the pass's bookkeeping (maxdiffs, convergence:
-// no kernel between passes); no allocation once the context holds buffers of the size. A resumed run
+// grid into it as they read it; passes and their bookkeeping launch as programmatic dependents of the
+// kernel before them (PDL); no allocation once the context holds buffers of the size. A resumed run
 // (job.start_iteration, job.fixed_rows) counts its iterations on from the checkpoint; batches and passes end
 // at checkpoints, and no batch is enqueued past one. Kernels: heat_kernels.cuh, heat_blocked.cuh, launched
 // through heat_pass.cu (which libgpk_mpi's slabs share, heat_slab.cu).
@@ -121,9 +121,6 @@ private:
     // (compute capability 9.0 and later; off by default: on the H100 it made calls of 50-100 iterations at
     // 16384^2 7-8% slower and gained nothing at 4096^2, NOTES.md, internal knobs).
     bool pdl_ = false;
-    // Passes finish themselves (their last block) unless GPK_TEST_HEAT_FINISH=kernel asks for a kernel of
-    // its own after each (the form before; NOTES.md, internal knobs).
-    bool finish_kernel_ = false;
     Views views_{};
     const double *cond_ = nullptr;
     char *work_ = nullptr, *host_ = nullptr;
@@ -268,21 +265,17 @@ void HeatRun::upload() {
           "cudaMemcpyAsync (state)");
 }
 
-// A pass of `levels` iterations and the bookkeeping of its maxdiffs: done by the pass's last block, or by a
-// kernel of its own after it where GPK_TEST_HEAT_FINISH=kernel asks.
+// A pass of `levels` iterations and the bookkeeping of its maxdiffs.
 void HeatRun::enqueue_pass(int levels, bool checking, bool to_final) {
-    const heat::PassFinish finish{work<double>(WorkLayout::log), kLogCapacity, job_.threshold,
-                                  tfinal_direct_};
     heat::launch_pass(*pass_.kernel, checking, pass_grid_, stream_, views_, cond_,
                       work<DeviceState>(WorkLayout::state), shape_, levels, to_final, false,
-                      work<double>(layout_.level_partials), "heat pass_kernel", pdl_,
-                      finish_kernel_ ? heat::PassFinish{} : finish);
-    if (!finish_kernel_) return;
+                      work<double>(layout_.level_partials), "heat pass_kernel", pdl_);
     const cudaError_t pending = cudaPeekAtLastError();
     const heat::LaunchConfig c(dim3(1), kFinishThreads, 0, stream_, pdl_);
     const cudaError_t launched = cudaLaunchKernelEx(
         &c.config, heat::finish_pass_kernel<kFinishThreads>, work<double>(layout_.level_partials),
-        (int)(pass_grid_.x * pass_grid_.y), levels, to_final, finish, work<DeviceState>(WorkLayout::state));
+        (int)(pass_grid_.x * pass_grid_.y), levels, job_.threshold, work<DeviceState>(WorkLayout::state),
+        work<double>(WorkLayout::log), kLogCapacity, to_final, tfinal_direct_);
     heat::check_kernel_launch(launched, pending, "heat finish_pass_kernel", dim3(1), kFinishThreads, 0);
 }
 
@@ -445,8 +438,6 @@ void HeatRun::run() {
     tinit_in_place_ = tinit_on_device_ && !job_.fixed_rows;
     const char *pdl_knob = std::getenv("GPK_TEST_HEAT_PDL");
     pdl_ = ctx_.limits().compute_major >= 9 && pdl_knob && std::strcmp(pdl_knob, "1") == 0;
-    const char *finish_knob = std::getenv("GPK_TEST_HEAT_FINISH");
-    finish_kernel_ = finish_knob && std::strcmp(finish_knob, "kernel") == 0;
     plan_passes();
     allocate();
     upload();

@@ -94,12 +94,11 @@ __device__ __forceinline__ BlockRows block_rows(const Views &g, PassShape shape,
 // (partials null). MinBlocks resident per SM caps the registers (65536 / (MinBlocks * Threads)). Dynamic
 // shared memory: sizeof(PassShared<T, Threads>). Lean: lean steps where a block can take them (false:
 // general steps only, where the lean ones would spill). Partial: the form for passes of fewer than T
-// levels (not with Check). Where `finish.log` is set, the pass's last block to end finishes it
-// (finish_if_last, heat_kernels.cuh): no kernel of its own between passes.
+// levels (not with Check).
 template <int T, int Threads, int MinBlocks, bool Check, bool Lean, bool Partial = false>
 __global__ void __launch_bounds__(Threads, MinBlocks)
     pass_kernel(Views g, const double *__restrict__ cond, DeviceState *state, PassShape shape, int levels,
-                bool to_final, bool recompute, double *partials, PassFinish finish) {
+                bool to_final, bool recompute, double *partials) {
     static_assert(!(Check && Partial), "a shorter checking pass takes general steps");
     using Shared = PassShared<T, Threads>;
     extern __shared__ __align__(16) unsigned char shared_raw[];
@@ -146,14 +145,10 @@ __global__ void __launch_bounds__(Threads, MinBlocks)
     auto step = [&](auto phase, auto lean, int s) {
         constexpr int S0 = decltype(phase)::value, S1 = (S0 + 1) % 3, S2 = (S0 + 2) % 3;
         constexpr bool kLean = decltype(lean)::value;
-        // A level the pass does not compute (Partial: k >= levels) passes its values on unchanged: no
-        // west + east sums, no exchange through shared memory.
         if (kLean || s > 0) {
 #pragma unroll
             for (int k = 0; k < T; ++k)
-                if (!Partial || k < levels)
-                    h[k][S2] =
-                        __dadd_rn(sm.exchange[(s + 1) & 1][k][left], sm.exchange[(s + 1) & 1][k][right]);
+                h[k][S2] = __dadd_rn(sm.exchange[(s + 1) & 1][k][left], sm.exchange[(s + 1) & 1][k][right]);
         }
         __pipeline_wait_prior(Shared::kAhead - 1); // block row s has landed
         const double x = sm.ring_x[s & (Shared::kRingX - 1)][p];
@@ -192,8 +187,7 @@ __global__ void __launch_bounds__(Threads, MinBlocks)
         if (owned && (kLean || in_range(t_out, rows.own_lo, rows.own_rows)))
             out_view.row(rows.L0 + t_out)[col] = out[T - 1];
 #pragma unroll
-        for (int k = 0; k < T; ++k)
-            if (!Partial || k < levels) sm.exchange[s & 1][k][p] = v[k][S0];
+        for (int k = 0; k < T; ++k) sm.exchange[s & 1][k][p] = v[k][S0];
         __syncthreads();
     };
 
@@ -228,7 +222,6 @@ __global__ void __launch_bounds__(Threads, MinBlocks)
 #pragma unroll
         for (int k = 0; k < T; ++k) md[k] = 0.0;
     store_level_maxima<T, Threads>(md, sm.scratch, partials);
-    if (partials && finish.log) finish_if_last<Threads>(partials, levels, to_final, finish, state);
 }
 
 } // namespace gpk::cuda::heat

@@ -52,18 +52,6 @@ struct DeviceState {
     int redo_levels;
     int redo_source; // view the recomputation starts from
     int redo_dst;    // view it writes
-    unsigned
-        arrived; // blocks of the running pass that have stored their maxima (PassFinish); 0 between passes
-};
-
-// What a pass kernel needs to finish its own pass (finish_pass, run by the pass's last block to store its
-// maxima) in place of a finish_pass_kernel launch: the whole-grid solver sets `log`; libgpk_mpi's slabs,
-// whose passes the host finishes, leave it null.
-struct PassFinish {
-    double *log = nullptr;
-    unsigned log_capacity = 0;
-    double threshold = 0.0;
-    bool redo_to_final = false;
 };
 
 // Waits for the kernel before this one in the stream where this one was launched as its programmatic
@@ -111,34 +99,33 @@ template <int Threads> __device__ __forceinline__ double block_max(double v, dou
 // records each iteration's maxdiff in the log ring, finds the first iteration under the threshold and
 // moves the newest grid to the pass's destination; when convergence fell inside the pass, asks for the
 // recomputation of the pass up to that level (from its source, which no later pass overwrites: they all
-// return at once). A bad input found by the checking pass stops the run with nothing recomputed. Run by one
-// block of Threads threads, after every block's maxima are visible to it: partials and the state are read
-// past L1 (__ldcg), which may hold lines of them from before the other blocks wrote.
+// return at once). A bad input found by the checking pass stops the run with nothing recomputed. One block.
 template <int Threads>
-__device__ __noinline__ void finish_pass(const double *partials, int nparts, int levels, bool to_final,
-                                         const PassFinish &f, DeviceState *state) {
+__global__ void __launch_bounds__(Threads)
+    finish_pass_kernel(const double *partials, int nparts, int levels, double threshold, DeviceState *state,
+                       double *log, unsigned log_capacity, bool to_final, bool redo_to_final) {
     __shared__ double scratch[Threads / 32];
     __shared__ int converged_level;
-    if (__ldcg(&state->converged)) return;
-    if (__ldcg(&state->bad_input)) {
+    wait_previous_kernel();
+    if (state->converged) return;
+    if (state->bad_input) {
         if (threadIdx.x == 0) state->converged = 1; // the host reports the bad cell
         return;
     }
     if (threadIdx.x == 0) converged_level = -1;
-    const unsigned long long iter = __ldcg(&state->iter);
+    const unsigned long long iter = state->iter;
     for (int k = 0; k < levels; ++k) {
         double m = 0.0;
-        for (int p = threadIdx.x; p < nparts; p += Threads)
-            m = fmax(m, __ldcg(&partials[(size_t)k * nparts + p]));
+        for (int p = threadIdx.x; p < nparts; p += Threads) m = fmax(m, partials[(size_t)k * nparts + p]);
         m = block_max<Threads>(m, scratch);
         if (threadIdx.x == 0) {
-            f.log[(iter + k) % f.log_capacity] = m;
-            if (converged_level < 0 && m < f.threshold) converged_level = k;
+            log[(iter + k) % log_capacity] = m;
+            if (converged_level < 0 && m < threshold) converged_level = k;
         }
         __syncthreads(); // scratch is reused by the next level
     }
     if (threadIdx.x != 0) return;
-    const int source = __ldcg(&state->buffer), dst = pass_destination(source, to_final);
+    const int source = state->buffer, dst = pass_destination(source, to_final);
     state->buffer = dst;
     if (converged_level < 0) {
         state->iter = iter + levels;
@@ -151,38 +138,9 @@ __device__ __noinline__ void finish_pass(const double *partials, int nparts, int
         state->redo = 1;
         state->redo_levels = converged_level + 1;
         state->redo_source = source;
-        state->redo_dst = f.redo_to_final ? kFinal : dst;
+        state->redo_dst = redo_to_final ? kFinal : dst;
         state->buffer = state->redo_dst;
     }
-}
-
-// The end of a pass kernel's block, once its maxima are in partials: the block that arrives last (a
-// device-wide counter in the state, reset by that block) finishes the pass. Every block of a pass either
-// runs to here or returns at its start (the run had converged), so the counter reaches the grid's size
-// exactly when the pass ran.
-template <int Threads>
-__device__ __forceinline__ void finish_if_last(const double *partials, int levels, bool to_final,
-                                               const PassFinish &f, DeviceState *state) {
-    __shared__ bool last;
-    const unsigned blocks = gridDim.x * gridDim.y;
-    __threadfence(); // this block's maxima (and a bad-input flag) before its arrival
-    __syncthreads();
-    if (threadIdx.x == 0) last = atomicAdd(&state->arrived, 1u) == blocks - 1;
-    __syncthreads();
-    if (!last) return;
-    __threadfence();
-    if (threadIdx.x == 0) state->arrived = 0;
-    finish_pass<Threads>(partials, (int)blocks, levels, to_final, f, state);
-}
-
-// The same as a kernel of its own, one block, launched after the pass (GPK_TEST_HEAT_FINISH=kernel, for
-// benchmarks: NOTES.md, internal knobs).
-template <int Threads>
-__global__ void __launch_bounds__(Threads)
-    finish_pass_kernel(const double *partials, int nparts, int levels, bool to_final, PassFinish f,
-                       DeviceState *state) {
-    wait_previous_kernel();
-    finish_pass<Threads>(partials, nparts, levels, to_final, f, state);
 }
 
 // Min, max and sum of each of rows first_row .. first_row + count - 1 of the newest grid, a warp per row:

@@ -137,15 +137,15 @@ void check_kernel_launch(cudaError_t launched, cudaError_t pending, const char *
 
 void launch_pass(const PassKernel &k, bool checking, dim3 grid, cudaStream_t stream, const Views &g,
                  const double *cond, DeviceState *state, const PassShape &shape, int levels, bool to_final,
-                 bool recompute, double *partials, const char *what, bool pdl, const PassFinish &finish) {
+                 bool recompute, double *partials, const char *what, bool pdl) {
     const cudaError_t pending = cudaPeekAtLastError();
     const LaunchConfig c(grid, k.threads, k.smem, stream, pdl);
     // A recomputation (levels 0 here) learns its length on the device: the plain form.
     const PassFn fn = checking                                                   ? k.checking
                       : !recompute && levels < k.levels && partial_form_wanted() ? k.partial
                                                                                  : k.plain;
-    const cudaError_t launched = cudaLaunchKernelEx(&c.config, fn, g, cond, state, shape, levels, to_final,
-                                                    recompute, partials, finish);
+    const cudaError_t launched =
+        cudaLaunchKernelEx(&c.config, fn, g, cond, state, shape, levels, to_final, recompute, partials);
     check_kernel_launch(launched, pending, what, grid, k.threads, k.smem);
 }
 

@@ -13,8 +13,7 @@
 
 namespace gpk::cuda::heat {
 
-using PassFn = void (*)(Views, const double *, DeviceState *, PassShape, int, bool, bool, double *,
-                        PassFinish);
+using PassFn = void (*)(Views, const double *, DeviceState *, PassShape, int, bool, bool, double *);
 
 // A pass kernel: up to T iterations a pass, `threads` threads a block, MinBlocks resident per SM (which caps
 // its registers).
@@ -76,12 +75,10 @@ void check_kernel_launch(cudaError_t launched, cudaError_t pending, const char *
                          size_t smem);
 
 // Launches a pass kernel (its checking form where `checking`) on `stream`, as the programmatic dependent
-// of the kernel before it where `pdl`; where `finish.log` is set the pass finishes itself (finish_pass).
-// A failed launch becomes a gpk::Error (check_kernel_launch).
+// of the kernel before it where `pdl`. A failed launch becomes a gpk::Error (check_kernel_launch).
 void launch_pass(const PassKernel &k, bool checking, dim3 grid, cudaStream_t stream, const Views &g,
                  const double *cond, DeviceState *state, const PassShape &shape, int levels, bool to_final,
-                 bool recompute, double *partials, const char *what, bool pdl = false,
-                 const PassFinish &finish = PassFinish{});
+                 bool recompute, double *partials, const char *what, bool pdl = false);
 
 // Min, max and sum of each of rows first_row .. first_row + count - 1 of the newest grid (state->buffer)
 // into row_min/row_max/row_sum[0..count); skipped where `skip_if_converged` and the run has converged.
