@@ -145,10 +145,14 @@ __global__ void __launch_bounds__(Threads, MinBlocks)
     auto step = [&](auto phase, auto lean, int s) {
         constexpr int S0 = decltype(phase)::value, S1 = (S0 + 1) % 3, S2 = (S0 + 2) % 3;
         constexpr bool kLean = decltype(lean)::value;
+        // A level the pass does not compute (Partial: k >= levels) passes its values on unchanged: no
+        // west + east sums, no exchange through shared memory.
         if (kLean || s > 0) {
 #pragma unroll
             for (int k = 0; k < T; ++k)
-                h[k][S2] = __dadd_rn(sm.exchange[(s + 1) & 1][k][left], sm.exchange[(s + 1) & 1][k][right]);
+                if (!Partial || k < levels)
+                    h[k][S2] =
+                        __dadd_rn(sm.exchange[(s + 1) & 1][k][left], sm.exchange[(s + 1) & 1][k][right]);
         }
         __pipeline_wait_prior(Shared::kAhead - 1); // block row s has landed
         const double x = sm.ring_x[s & (Shared::kRingX - 1)][p];
@@ -187,7 +191,8 @@ __global__ void __launch_bounds__(Threads, MinBlocks)
         if (owned && (kLean || in_range(t_out, rows.own_lo, rows.own_rows)))
             out_view.row(rows.L0 + t_out)[col] = out[T - 1];
 #pragma unroll
-        for (int k = 0; k < T; ++k) sm.exchange[s & 1][k][p] = v[k][S0];
+        for (int k = 0; k < T; ++k)
+            if (!Partial || k < levels) sm.exchange[s & 1][k][p] = v[k][S0];
         __syncthreads();
     };
 
