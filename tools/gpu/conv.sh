@@ -13,14 +13,8 @@
 #             GPK_TEST_QUICK=1)
 # Every stage has a time limit cut to what is left of BUDGET (seconds); logs under $OUT; a summary at the end.
 set -u -o pipefail
-OUT=${OUT:-conv-logs}
-mkdir -p "$OUT"
-export PATH=/usr/local/cuda/bin:$PATH
-B=${B:-build-conv}
-START=$(date +%s)
-BUDGET=${BUDGET:-350}
-SUMMARY=()
 . tools/gpu/stage.sh # stage, build_convolution
+stage_setup conv 350
 run() { stage "$@"; } # stage NAME LIMIT LOG COMMAND... (tools/gpu/stage.sh)
 
 # ---- build

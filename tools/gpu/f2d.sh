@@ -16,14 +16,8 @@
 #             kernels (bench_convolve f32forms, off and default, 3x3 and 9x9)
 # Every stage has a time limit cut to what is left of BUDGET (seconds); logs under $OUT; a summary at the end.
 set -u -o pipefail
-OUT=${OUT:-f2d-logs}
-mkdir -p "$OUT"
-export PATH=/usr/local/cuda/bin:$PATH
-B=${B:-build-f2d}
-START=$(date +%s)
-BUDGET=${BUDGET:-410}
-SUMMARY=()
 . tools/gpu/stage.sh # stage, build_convolution
+stage_setup f2d 410
 
 # ---- build
 build_convolution $B 230

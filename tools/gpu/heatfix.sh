@@ -19,17 +19,11 @@
 #   memcheck  compute-sanitizer memcheck of test_gpu_heat, small mode (GPK_TEST_SMALL=1 GPK_TEST_QUICK=1)
 #   racecheck compute-sanitizer racecheck of test_gpu_heat's kernels and invalid groups, small mode
 set -u -o pipefail
-OUT=${OUT:-heatfix-logs}
-mkdir -p "$OUT"
-export PATH=/usr/local/cuda/bin:$PATH
-B=${B:-build-heatfix}
-START=$(date +%s)
-BUDGET=${BUDGET:-400}
-SUMMARY=()
 for d in shared/data ../shared/data; do [ -f $d/pat1_100x150.pgm ] && export GPK_TEST_DATA=$(cd $d && pwd) && break; done
 
 # left, stage (tools/gpu/stage.sh): stage NAME LIMIT LOG COMMAND...
 . "$(dirname "$0")/stage.sh"
+stage_setup heatfix 400
 
 # ---- build
 if [ ! -f $B/build.ninja ]; then

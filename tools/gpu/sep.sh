@@ -15,14 +15,8 @@
 #             profile.sh's metrics
 # Every stage has a time limit cut to what is left of BUDGET (seconds); logs under $OUT; a summary at the end.
 set -u -o pipefail
-OUT=${OUT:-sep-logs}
-mkdir -p "$OUT"
-export PATH=/usr/local/cuda/bin:$PATH
-B=${B:-build-sep}
-START=$(date +%s)
-BUDGET=${BUDGET:-410}
-SUMMARY=()
 . tools/gpu/stage.sh # stage, build_convolution
+stage_setup sep 410
 run() { stage "$@"; } # stage NAME LIMIT LOG COMMAND... (tools/gpu/stage.sh)
 
 # ---- build

@@ -1,6 +1,18 @@
 # Stages for the tools/gpu scripts (sourced): each command runs within a time limit cut to what is left of
 # BUDGET seconds since START, its output appended to a log under $OUT, and a row for the summary table in
-# SUMMARY. The caller sets OUT, START, BUDGET and SUMMARY=().
+# SUMMARY. The caller sets OUT, START, BUDGET and SUMMARY=(), or has stage_setup set them.
+
+# stage_setup NAME BUDGET: OUT (default NAME-logs, created), B (default build-NAME) and BUDGET (default the
+# given seconds) where the caller has not set them; START now; SUMMARY empty; the CUDA tools first on PATH.
+stage_setup() {
+    OUT=${OUT:-$1-logs}
+    mkdir -p "$OUT"
+    B=${B:-build-$1}
+    BUDGET=${BUDGET:-$2}
+    START=$(date +%s)
+    SUMMARY=()
+    export PATH=/usr/local/cuda/bin:$PATH
+}
 
 left() { echo $((BUDGET - ($(date +%s) - START))); }
 
