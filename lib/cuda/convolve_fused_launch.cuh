@@ -36,11 +36,8 @@ inline void launch_runs(Kernel kernel, DeviceContext &ctx, const PassArgs &a, in
                         int strip, int batch, size_t smem, cudaStream_t s, const char *name) {
     const int k = int(a.filter->kh);
     const long long strips = (a.shape.width + strip - 1) / strip;
-    const long long slots = (long long)per_sm * ctx.limits().multiprocessors;
-    const long long runs_wanted = std::max<long long>(1, slots / strips);
-    long long rows = (a.shape.out_rows + runs_wanted - 1) / runs_wanted;
-    rows = std::max<long long>(rows, 4 * (k - 1));
-    rows = (rows + batch - 1) / batch * batch;
+    const long long rows = rows_per_run(a.shape.out_rows, (long long)per_sm * ctx.limits().multiprocessors,
+                                        strips, 4 * (k - 1), batch);
     const long long runs = (a.shape.out_rows + rows - 1) / rows;
     kernel<<<dim3(unsigned(strips), unsigned(runs)), threads, smem, s>>>(
         a.src, a.shape, a.out, make_taps<float, kMaxTaps1D>(a.filter->row),

@@ -5,6 +5,8 @@
 #include "cuda/device_context.cuh"
 #include "engine/filter.hpp"
 
+#include <algorithm>
+
 namespace gpk::cuda::conv {
 
 // The type sums accumulate in: exact integers (int where sum|taps| * max sample < 2^31) or floats.
@@ -12,6 +14,16 @@ enum class AccKind { i32, i64, f32, f64 };
 
 inline size_t acc_size(AccKind a) {
     return (a == AccKind::i32 || a == AccKind::f32) ? 4 : 8;
+}
+
+// Rows of a run, for kernels whose blocks each walk down a run of output rows: one wave of `slots` resident
+// blocks over the image's `across` blocks a row of runs where the image allows, at least `min_rows` rows (so
+// that the rows a run reads beyond its own stay a small share), a multiple of `multiple`.
+inline long long rows_per_run(long long out_rows, long long slots, long long across, long long min_rows,
+                              long long multiple) {
+    const long long runs = std::max<long long>(1, slots / across);
+    const long long rows = std::max<long long>((out_rows + runs - 1) / runs, min_rows);
+    return (rows + multiple - 1) / multiple * multiple;
 }
 
 // Longest band a launch takes (grid height limits).

@@ -96,14 +96,10 @@ unsigned launch_form(DeviceContext &ctx, const PassArgs &a, const SlideKnob &kno
     if (per_sm < 1) return 0;
     const long long bands = (a.shape.width + kSlideBand - 1) / kSlideBand;
     const long long bx = (bands + kSlideWarps - 1) / kSlideWarps;
-    long long rows = knob.rows;
-    if (rows == 0) {
-        // One wave of warps where the image allows; strips of at least 4 K rows, so that the K - 1 rows a
-        // strip reads beyond its own stay a small share.
-        const long long warps = (long long)per_sm * kSlideWarps * ctx.limits().multiprocessors;
-        const long long strips = std::max<long long>(1, warps / (bx * kSlideWarps));
-        rows = std::max<long long>((a.shape.out_rows + strips - 1) / strips, 4 * K);
-    }
+    // One wave of blocks (kSlideWarps warps each) where the image allows; strips of at least 4 K rows.
+    long long rows = knob.rows ? knob.rows
+                               : rows_per_run(a.shape.out_rows,
+                                              (long long)per_sm * ctx.limits().multiprocessors, bx, 4 * K, 1);
     rows = std::max<long long>(rows, (a.shape.out_rows + 65534) / 65535); // grid y
     const dim3 grid(unsigned(bx), unsigned((a.shape.out_rows + rows - 1) / rows));
     const bool out_aligned = reinterpret_cast<uintptr_t>(a.out.base) % 16 == 0 && a.out.pitch % 16 == 0;
