@@ -3,11 +3,11 @@
 // iteration). What a call costs beside its iterations is kept small: device inputs are read in place by
 // the first pass, which also checks them (a flag; the first bad cell is looked for only once it is set);
 // the pass that ends the run writes a device tfinal directly, or else the final row statistics copy the
-// grid into it as they read it; passes and their bookkeeping launch as programmatic dependents of the
-// kernel before them (PDL); no allocation once the context holds buffers of the size. A resumed run
-// (job.start_iteration, job.fixed_rows) counts its iterations on from the checkpoint; batches and passes end
-// at checkpoints, and no batch is enqueued past one. Kernels: heat_kernels.cuh, heat_blocked.cuh, launched
-// through heat_pass.cu (which libgpk_mpi's slabs share, heat_slab.cu).
+// grid into it as they read it; passes and their bookkeeping may launch as programmatic dependents of the
+// kernel before them (PDL, off by default: pdl_); no allocation once the context holds buffers of the size. A
+// resumed run (job.start_iteration, job.fixed_rows) counts its iterations on from the checkpoint; batches and
+// passes end at checkpoints, and no batch is enqueued past one. Kernels: heat_kernels.cuh, heat_blocked.cuh,
+// launched through heat_pass.cu (which libgpk_mpi's slabs share, heat_slab.cu).
 #include "cuda/heat.cuh"
 
 #include "cuda/heat_kernels.cuh"
