@@ -38,7 +38,9 @@ using heat::PassKernel;
 using heat::PassShape;
 using heat::Views;
 
-constexpr int kFinishThreads = 256;
+// finish_pass_kernel's block: a warp or more per level of the deepest pass kernel.
+constexpr int kFinishThreads = 1024;
+static_assert(kFinishThreads / 32 >= heat::kMaxPassLevels, "finish_pass_kernel: fewer warps than levels");
 constexpr unsigned kLogCapacity = 4096;
 constexpr size_t kMaxBatch = 1024; // iterations enqueued before the host looks at the state
 
@@ -90,7 +92,8 @@ private:
     void plan_passes();
     void allocate();
     void upload();
-    void enqueue_pass(int levels, bool checking, bool to_final);
+    void plan_shape(const PassChoice &choice, HeatBuffers::Plan &plan, PassShape &shape, dim3 &grid);
+    void enqueue_pass(int levels, bool checking, bool to_final, bool tail);
     void enqueue_iterations(size_t count, bool first_batch, bool ends_run);
     void enqueue_stats(bool periodic, double *copy_to_final = nullptr);
     void enqueue_readback(int slot, size_t begin, size_t end);
@@ -128,37 +131,47 @@ private:
     WorkLayout layout_{0, 0};
     dim3 pass_grid_;
     PassShape shape_{};
+    // The kernel of a batch's shorter passes (heat::choose_tail_kernel; kernel null: none), its grid and
+    // shape.
+    PassChoice tail_{};
+    dim3 tail_grid_;
+    PassShape tail_shape_{};
     std::unique_ptr<double[]> checkpoint_; // N*M where checkpoints are asked for
     std::chrono::steady_clock::time_point start_;
 };
 
-// The pass kernel (heat_pass.cuh: the one chosen, or the first that fits) and the pass geometry: strips of
-// W columns, H rows per block (plan_rows_per_block), remembered on the context for the next call of the
-// same shape.
+// The pass kernels (heat_pass.cuh: the one chosen, or the first that fits; the tail kernel of shorter
+// passes) and their geometry: strips of W columns, H rows per block (plan_rows_per_block), remembered on the
+// context for the next call of the same shape.
 void HeatRun::plan_passes() {
     pass_ = heat::choose_pass_kernel(ctx_);
-    const PassKernel &k = *pass_.kernel;
+    plan_shape(pass_, ctx_.heat().plan, shape_, pass_grid_);
+    tail_ = heat::choose_tail_kernel(ctx_, pass_);
+    if (tail_.kernel) plan_shape(tail_, ctx_.heat().tail_plan, tail_shape_, tail_grid_);
+}
+
+void HeatRun::plan_shape(const PassChoice &choice, HeatBuffers::Plan &plan, PassShape &shape, dim3 &grid) {
+    const PassKernel &k = *choice.kernel;
     const size_t N = job_.rows, M = job_.cols;
     const int T = k.levels;
-    shape_.strip = k.threads - 2 * T;
-    shape_.row_begin = 1;
-    shape_.row_end = (long long)N + 1;
-    HeatBuffers::Plan &plan = ctx_.heat().plan;
+    shape.strip = k.threads - 2 * T;
+    shape.row_begin = 1;
+    shape.row_end = (long long)N + 1;
     const void *fn = reinterpret_cast<const void *>(k.plain);
-    if (plan.rows != N || plan.cols != M || plan.kernel != fn || plan.per_sm != pass_.per_sm) {
-        const int h = heat::plan_rows_per_block(pass_, N, M, ctx_.limits().multiprocessors);
-        const dim3 grid = heat::pass_grid(PassShape{shape_.strip, h, 0, 0}, M, N);
-        plan = {N, M, fn, pass_.per_sm, h, grid.x, grid.y};
+    if (plan.rows != N || plan.cols != M || plan.kernel != fn || plan.per_sm != choice.per_sm) {
+        const int h = heat::plan_rows_per_block(choice, N, M, ctx_.limits().multiprocessors);
+        const dim3 g = heat::pass_grid(PassShape{shape.strip, h, 0, 0}, M, N);
+        plan = {N, M, fn, choice.per_sm, h, g.x, g.y};
     }
-    shape_.rows_per_block = plan.rows_per_block;
-    pass_grid_ = dim3(plan.grid_x, plan.grid_y);
+    shape.rows_per_block = plan.rows_per_block;
+    grid = dim3(plan.grid_x, plan.grid_y);
     // GPK_TEST_HEAT_ROWS=H (NOTES.md, internal knobs): H rows per block (at least 2T, at most 65535 blocks
     // down), so that tests see blocks of every kind (lean steps, several row blocks) on small grids.
     if (const char *knob = std::getenv("GPK_TEST_HEAT_ROWS")) {
         const size_t h =
             std::max<size_t>({(size_t)std::max(0L, std::atol(knob)), 2 * (size_t)T, (N + 65534) / 65535});
-        shape_.rows_per_block = (int)std::min(h, N);
-        pass_grid_.y = (unsigned)((N + shape_.rows_per_block - 1) / shape_.rows_per_block);
+        shape.rows_per_block = (int)std::min(h, N);
+        grid.y = (unsigned)((N + shape.rows_per_block - 1) / shape.rows_per_block);
     }
 }
 
@@ -169,6 +182,8 @@ void HeatRun::allocate() {
     const size_t pitch = (M + 31) / 32 * 32; // 256-byte rows
     HeatBuffers &hb = ctx_.heat();
     level_parts_ = (size_t)pass_grid_.x * pass_grid_.y * pass_.kernel->levels;
+    if (tail_.kernel)
+        level_parts_ = std::max(level_parts_, (size_t)tail_grid_.x * tail_grid_.y * tail_.kernel->levels);
     layout_ = WorkLayout(level_parts_, N);
     // The C boundary checked that (N+2)*(M+2) fits; the padded rows may not.
     if (N + 2 > SIZE_MAX / (2 * sizeof(double)) / pitch)
@@ -265,30 +280,34 @@ void HeatRun::upload() {
           "cudaMemcpyAsync (state)");
 }
 
-// A pass of `levels` iterations and the bookkeeping of its maxdiffs.
-void HeatRun::enqueue_pass(int levels, bool checking, bool to_final) {
-    heat::launch_pass(*pass_.kernel, checking, pass_grid_, stream_, views_, cond_,
-                      work<DeviceState>(WorkLayout::state), shape_, levels, to_final, false,
-                      work<double>(layout_.level_partials), "heat pass_kernel", pdl_);
+// A pass of `levels` iterations, on the tail kernel where `tail`, and the bookkeeping of its maxdiffs.
+void HeatRun::enqueue_pass(int levels, bool checking, bool to_final, bool tail) {
+    const dim3 grid = tail ? tail_grid_ : pass_grid_;
+    heat::launch_pass(tail ? *tail_.kernel : *pass_.kernel, checking, grid, stream_, views_, cond_,
+                      work<DeviceState>(WorkLayout::state), tail ? tail_shape_ : shape_, levels, to_final,
+                      false, work<double>(layout_.level_partials), "heat pass_kernel", pdl_);
     const cudaError_t pending = cudaPeekAtLastError();
     const heat::LaunchConfig c(dim3(1), kFinishThreads, 0, stream_, pdl_);
     const cudaError_t launched = cudaLaunchKernelEx(
         &c.config, heat::finish_pass_kernel<kFinishThreads>, work<double>(layout_.level_partials),
-        (int)(pass_grid_.x * pass_grid_.y), levels, job_.threshold, work<DeviceState>(WorkLayout::state),
+        (int)(grid.x * grid.y), levels, job_.threshold, work<DeviceState>(WorkLayout::state),
         work<double>(WorkLayout::log), kLogCapacity, to_final, tfinal_direct_);
     heat::check_kernel_launch(launched, pending, "heat finish_pass_kernel", dim3(1), kFinishThreads, 0);
 }
 
-// `count` iterations in whole passes and the rest in one shorter pass (a pass of every level takes the lean
-// steps, heat_blocked.cuh), then the recomputation that runs only when the run converged inside one of them.
-// The run's first pass checks the inputs; the pass that ends the run writes a device tfinal, unless it is the
+// `count` iterations in whole passes and the rest in one or two shorter ones (heat::split_passes; a pass of
+// every level takes the lean steps, heat_blocked.cuh), then the recomputation that runs only when the run
+// converged inside one of them (on the run's kernel, whichever kernel ran that pass: the same bits). The
+// run's first pass checks the inputs; the pass that ends the run writes a device tfinal, unless it is the
 // checking one (nothing may be written to the outputs before the inputs are known good).
 void HeatRun::enqueue_iterations(size_t count, bool first_batch, bool ends_run) {
-    const size_t L = (size_t)pass_.levels, passes = (count + L - 1) / L;
+    const heat::PassSplit split = heat::split_passes(count, pass_.levels, tail_.levels);
+    const size_t passes = split.whole + (split.rest[0] > 0) + (split.rest[1] > 0);
     for (size_t i = 0; i < passes; ++i) {
-        const int levels = (int)std::min(L, count - i * L);
+        const bool whole = i < split.whole;
+        const int levels = whole ? pass_.levels : split.rest[i - split.whole];
         const bool checking = first_batch && i == 0, last = ends_run && i + 1 == passes;
-        enqueue_pass(levels, checking, last && tfinal_direct_ && !checking);
+        enqueue_pass(levels, checking, last && tfinal_direct_ && !checking, !whole && split.tail);
     }
     heat::launch_pass(*pass_.kernel, false, pass_grid_, stream_, views_, cond_,
                       work<DeviceState>(WorkLayout::state), shape_, 0, false, true, nullptr,

@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <string>
 
 namespace gpk::cuda::heat {
@@ -30,6 +31,7 @@ template <int T, int Threads, int B, bool Lean> constexpr PassFn partial_form() 
 }
 
 template <int T, int Threads, int B, bool Lean = true> constexpr PassKernel pass_kernel_of() {
+    static_assert(T <= kMaxPassLevels, "heat_pass.cuh: kMaxPassLevels is the deepest kernel");
     return {T,
             Threads,
             B,
@@ -101,6 +103,34 @@ PassChoice choose_pass_kernel(DeviceContext &ctx) {
     }
     if (c.per_sm < 1) fail(GPK_ERR_UNSUPPORTED, "heat: no pass kernel fits this device's shared memory");
     return c;
+}
+
+PassChoice choose_tail_kernel(DeviceContext &ctx, const PassChoice &run) {
+    const PassKernel &k = kPassKernels[std::size(kPassKernels) - 1];
+    const char *knob = std::getenv("GPK_TEST_HEAT_TAIL");
+    if (run.levels <= k.levels || (knob && std::strcmp(knob, "0") == 0)) return {nullptr, 0, 0};
+    const int per_sm = resident(ctx, k);
+    if (per_sm < 1) return {nullptr, 0, 0};
+    return {&k, k.levels, per_sm};
+}
+
+PassSplit split_passes(size_t count, int L, int R) {
+    PassSplit p;
+    p.whole = count / (size_t)L;
+    const int r = (int)(count % (size_t)L);
+    if (r == 0) return p;
+    if (R > 0 && r <= R && (r >= 3 || p.whole == 0)) {
+        p.rest[0] = r;
+        p.tail = true;
+    } else if (R > 0 && r <= 2 && p.whole > 0 && L + r <= 2 * R) {
+        --p.whole;
+        p.rest[0] = (L + r + 1) / 2;
+        p.rest[1] = (L + r) / 2;
+        p.tail = true;
+    } else {
+        p.rest[0] = r;
+    }
+    return p;
 }
 
 int plan_rows_per_block(const PassChoice &choice, size_t rows, size_t cols, int multiprocessors) {

@@ -15,6 +15,9 @@ namespace gpk::cuda::heat {
 
 using PassFn = void (*)(Views, const double *, DeviceState *, PassShape, int, bool, bool, double *);
 
+// The deepest pass kernel built (heat_pass.cu).
+constexpr int kMaxPassLevels = 12;
+
 // A pass kernel: up to T iterations a pass, `threads` threads a block, MinBlocks resident per SM (which caps
 // its registers).
 struct PassKernel {
@@ -36,6 +39,25 @@ struct PassChoice {
 // does (the same bits either way). Sets the chosen kernel's dynamic shared memory limit on the context's
 // device (DeviceContext::resident_blocks). Throws GPK_ERR_UNSUPPORTED where none fits.
 PassChoice choose_pass_kernel(DeviceContext &ctx);
+
+// The kernel for a batch's shorter passes: 4/4 (the last of the list, which fits any device) where the run's
+// kernel is deeper than 4 levels, else none (kernel null); GPK_TEST_HEAT_TAIL=0 (internal knob) asks for
+// none. A shorter pass on the run's kernel costs about a whole one (its steps, barriers and ring loads do
+// not shrink with the levels it computes), a 4/4 pass about 4.3-4.5 iterations of 6/2 (H100).
+PassChoice choose_tail_kernel(DeviceContext &ctx, const PassChoice &run);
+
+// How `count` iterations (>= 1) go into passes: `whole` passes of L levels on the run's kernel, then up to
+// two shorter ones of rest[0] and rest[1] levels (0: none), on the tail kernel of R levels where `tail`,
+// else rest[0] on the run's kernel (R 0: no tail kernel). The rest r = count mod L runs on the tail kernel
+// where it is at most R; where it is 1 or 2 and the last whole pass with it fits two tail passes, those
+// replace both (6/2 and 4/4: 7 = 4 + 3, 8 = 4 + 4); a tail pass of fewer than 3 levels costs about as much
+// as one of 3 or 4 (it reads and writes the whole grid either way).
+struct PassSplit {
+    size_t whole = 0;
+    int rest[2] = {0, 0};
+    bool tail = false;
+};
+PassSplit split_passes(size_t count, int L, int R);
 
 // Block height H for `rows` rows of `cols` columns: minimises the modelled time, (waves of resident blocks)
 // x (steps of one block: H plus the T-row overlaps and the pipeline's fill), so that neither a partly
