@@ -100,31 +100,48 @@ template <int Threads> __device__ __forceinline__ double block_max(double v, dou
 // moves the newest grid to the pass's destination; when convergence fell inside the pass, asks for the
 // recomputation of the pass up to that level (from its source, which no later pass overwrites: they all
 // return at once). A bad input found by the checking pass stops the run with nothing recomputed. One block.
+// The warps share out the levels (kWarps / levels warps a level, levels <= kWarps), each lane keeping 8
+// loads in flight, so that the kernel waits for about one round of loads rather than one per level (a level
+// at a time it took 10 us of a 4096^2 pass's 310 under ncu). max is exact: the same bits in any order.
 template <int Threads>
 __global__ void __launch_bounds__(Threads)
     finish_pass_kernel(const double *partials, int nparts, int levels, double threshold, DeviceState *state,
                        double *log, unsigned log_capacity, bool to_final, bool redo_to_final) {
-    __shared__ double scratch[Threads / 32];
-    __shared__ int converged_level;
+    constexpr int kWarps = Threads / 32, kLoads = 8;
+    __shared__ double warp_max[kWarps];
     wait_previous_kernel();
     if (state->converged) return;
     if (state->bad_input) {
         if (threadIdx.x == 0) state->converged = 1; // the host reports the bad cell
         return;
     }
-    if (threadIdx.x == 0) converged_level = -1;
-    const unsigned long long iter = state->iter;
-    for (int k = 0; k < levels; ++k) {
-        double m = 0.0;
-        for (int p = threadIdx.x; p < nparts; p += Threads) m = fmax(m, partials[(size_t)k * nparts + p]);
-        m = block_max<Threads>(m, scratch);
-        if (threadIdx.x == 0) {
-            log[(iter + k) % log_capacity] = m;
-            if (converged_level < 0 && m < threshold) converged_level = k;
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const int per_level = levels < kWarps ? kWarps / levels : 1, k = warp / per_level;
+    const int stride = per_level * 32;
+    double m = 0.0;
+    if (k < levels) {
+        const double *level = partials + (size_t)k * nparts;
+        for (int base = (warp % per_level) * 32 + lane; base < nparts; base += kLoads * stride) {
+            double v[kLoads];
+#pragma unroll
+            for (int j = 0; j < kLoads; ++j)
+                v[j] = base + j * stride < nparts ? level[base + j * stride] : 0.0;
+#pragma unroll
+            for (int j = 0; j < kLoads; ++j) m = fmax(m, v[j]);
         }
-        __syncthreads(); // scratch is reused by the next level
     }
+    for (int o = 16; o > 0; o /= 2) m = fmax(m, __shfl_xor_sync(0xffffffffu, m, o));
+    if (lane == 0) warp_max[warp] = m;
+    __syncthreads();
     if (threadIdx.x != 0) return;
+    const unsigned long long iter = state->iter;
+    int converged_level = -1;
+    for (int level = 0; level < levels; ++level) {
+        double lm = 0.0;
+        for (int q = 0; q < per_level; ++q) lm = fmax(lm, warp_max[level * per_level + q]);
+        log[(iter + level) % log_capacity] = lm;
+        if (converged_level < 0 && lm < threshold) converged_level = level;
+    }
     const int source = state->buffer, dst = pass_destination(source, to_final);
     state->buffer = dst;
     if (converged_level < 0) {
