@@ -90,6 +90,22 @@ Row run_device_case(const Case &c, gpk_context *gpu, gpk_context *sync, gpk_cont
     gpk_histogram_params p = params_for(c);
     float ms = bench::median_ms(
         s, [&](int i) { GK(gpu, gpk_histogram(gpu, &p, bufs[i % copies], hist64, nullptr)); });
+    // Image cases: also 20 calls between one pair of events, whose launches overlap the work before them, so
+    // that the figure a call is its device work alone (beside `ms`, which includes the call's host time).
+    if (c.rows > 1) {
+        const int calls = 20;
+        float b2b =
+            bench::median_ms(
+                s,
+                [&](int i) {
+                    for (int k = 0; k < calls; ++k)
+                        GK(gpu, gpk_histogram(gpu, &p, bufs[(i * calls + k) % copies], hist64, nullptr));
+                },
+                9, 1) /
+            calls;
+        std::printf("%s: %.4f ms a call alone, %.4f ms a call back to back (%d calls between two events)\n",
+                    c.name, ms, b2b, calls);
+    }
     // The same call through the API as a user makes it: synchronous (no caller stream), wall clock.
     double api = bench::median_wall_ms(
         [&](int i) { GK(sync, gpk_histogram(sync, &p, bufs[i % copies], hist64, nullptr)); }, 30, 3);

@@ -197,6 +197,10 @@ void test_layouts(gpu::Contexts &ctxs) {
     run_case(ctxs, {GPK_F32, 777, 21, 2, 12, 7, 3.5, 200.25, 0, Case::random}, 13);
     run_case(ctxs, {GPK_F64, 129, 77, 1, 8, 3, 0.1, 0.4, 0, Case::random}, 14);
     run_case(ctxs, {GPK_F64, 300, 10, 4, 0, 5, -1e6, 1e6, 0, Case::random}, 15);
+    // u8, one channel, bins >= 256 (every sample its own slot): padded rows of an odd width (each row a
+    // scalar head and tail) on the 32-copy path of 256 to 383 bins, and 1000 bins (8 copies).
+    run_case(ctxs, {GPK_U8, 1001, 37, 1, 7, 256, 0, 256, 0, Case::random}, 18);
+    run_case(ctxs, {GPK_U8, 517, 29, 1, 3, 1000, 0, 1000, 0, Case::random}, 19);
     // One long row, and a single sample.
     run_case(ctxs, {GPK_U8, 3000001 / s, 1, 1, 0, 256, 0, 256, 0, Case::random}, 16);
     run_case(ctxs, {GPK_F32, 1, 1, 1, 0, 1, 0, 1, 0, Case::random}, 17);
