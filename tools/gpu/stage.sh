@@ -17,15 +17,16 @@ stage_setup() {
 left() { echo $((BUDGET - ($(date +%s) - START))); }
 
 # stage NAME LIMIT LOG COMMAND...: runs COMMAND with a time limit (cut to the time left), appending to LOG.
-# Returns the command's status; 125 when skipped.
+# Returns the command's status; 125 when skipped (under 15 s left, or NAME's first word in $SKIP, a list of
+# stage names separated by spaces).
 stage() {
     local name=$1 limit=$2 log=$3
     shift 3
     local l
     l=$(left)
-    if [ "$l" -lt 15 ]; then
+    if [ "$l" -lt 15 ] || [[ " ${SKIP:-} " == *" ${name%% *} "* ]]; then
         SUMMARY+=("$(printf '%-34s %7s %6s' "$name" skipped -)")
-        echo "== $name: skipped (${l}s left)" >>"$OUT/$log"
+        echo "== $name: skipped (${l}s left, SKIP '${SKIP:-}')" >>"$OUT/$log"
         return 125
     fi
     [ "$limit" -gt "$l" ] && limit=$l
