@@ -103,8 +103,20 @@ Row run_device_case(const Case &c, gpk_context *gpu, gpk_context *sync, gpk_cont
                 },
                 9, 1) /
             calls;
-        std::printf("%s: %.4f ms a call alone, %.4f ms a call back to back (%d calls between two events)\n",
-                    c.name, ms, b2b, calls);
+        // The floor of a call: a bare read of the same bytes (bench::read_all), timed the same way.
+        int sms = 0;
+        CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+        unsigned long long *sink;
+        CK(cudaMalloc(&sink, 8));
+        float read = bench::median_ms(s, [&](int i) {
+            bench::read_all<<<sms * 8, 512, 0, s>>>(reinterpret_cast<const uint4 *>(bufs[i % copies]),
+                                                    bytes / 16, sink);
+        });
+        CK(cudaFree(sink));
+        std::printf(
+            "%s: %.4f ms a call alone, %.4f ms a call back to back (%d calls between two events); a bare "
+            "read of the same %zu bytes %.4f ms\n",
+            c.name, ms, b2b, calls, bytes, read);
     }
     // The same call through the API as a user makes it: synchronous (no caller stream), wall clock.
     double api = bench::median_wall_ms(
