@@ -95,7 +95,7 @@ private:
     void plan_shape(const PassChoice &choice, HeatBuffers::Plan &plan, PassShape &shape, dim3 &grid);
     void enqueue_pass(int levels, bool checking, bool to_final, bool tail);
     void enqueue_iterations(size_t count, bool first_batch, bool ends_run);
-    void enqueue_stats(bool periodic, double *copy_to_final = nullptr);
+    void enqueue_stats(bool periodic, double *copy_to_final = nullptr, bool copy_unless_final = false);
     void enqueue_readback(int slot, size_t begin, size_t end);
     bool callback_due(size_t it) const;
     [[noreturn]] void report_bad_inputs();
@@ -315,12 +315,13 @@ void HeatRun::enqueue_iterations(size_t count, bool first_batch, bool ends_run) 
 }
 
 // Statistics of the newest grid's rows, copied to the host; a periodic one is skipped once the run has
-// converged. The final one may also copy the grid to a device tfinal (`copy_to_final`).
-void HeatRun::enqueue_stats(bool periodic, double *copy_to_final) {
+// converged. The final one may also copy the grid to a device tfinal (`copy_to_final`; with
+// `copy_unless_final`, the kernel itself leaves it out where the run ended on tfinal or found a bad input).
+void HeatRun::enqueue_stats(bool periodic, double *copy_to_final, bool copy_unless_final) {
     const size_t N = job_.rows;
     double *rs = work<double>(layout_.row_stats);
     heat::launch_row_stats(stream_, views_, work<DeviceState>(WorkLayout::state), periodic, 1, N, rs, rs + N,
-                           rs + 2 * N, copy_to_final, job_.cols);
+                           rs + 2 * N, copy_to_final, job_.cols, copy_unless_final);
     check(cudaMemcpyAsync(host_ + kHostRowStats, rs, 3 * N * sizeof(double), cudaMemcpyDeviceToHost, stream_),
           "cudaMemcpyAsync (row statistics)");
 }
@@ -474,7 +475,13 @@ void HeatRun::run() {
     int in_flight = 0, next_slot = 0;
     const size_t L = (size_t)pass_.levels, max_batch = std::max<size_t>(L, kMaxBatch / L * L);
     const size_t start = job_.start_iteration;
-    size_t done = start, enqueued = start, batch = L;
+    // A quiet run (no report, progress or checkpoint callback: nothing can stop it or look into it before it
+    // ends) needs no early look at the state where it cannot converge either (threshold 0): its batches are
+    // all as long as any (each batch costs a recomputation launch and two read-back copies); and its final
+    // statistics follow the batch that ends at maxiter at once, not after the host has seen that batch.
+    const bool quiet = !job_.on_report && !job_.on_progress && !job_.on_checkpoint;
+    size_t done = start, enqueued = start, batch = quiet && !(job_.threshold > 0) ? max_batch : L;
+    bool final_stats = false;
     DeviceState st{};
     const char *stopped_by = nullptr;
     for (;;) {
@@ -484,6 +491,10 @@ void HeatRun::run() {
             enqueue_iterations(end - enqueued, enqueued == start, end == job_.maxiter);
             if (job_.on_report && job_.period && end % job_.period == 0) enqueue_stats(true);
             enqueue_readback(next_slot, enqueued, end);
+            if (quiet && end == job_.maxiter) {
+                enqueue_stats(false, tfinal_direct_ ? job_.tfinal : nullptr, true);
+                final_stats = true;
+            }
             flight[in_flight++] = {enqueued, end, next_slot, enqueued == start};
             next_slot ^= 1;
             enqueued = end;
@@ -507,7 +518,7 @@ void HeatRun::run() {
     // end on gets the newest grid from the statistics kernel, which reads it anyway.
     const int newest = st.buffer;
     const bool copy = job_.tfinal && newest != heat::kFinal;
-    enqueue_stats(false, copy && tfinal_direct_ ? job_.tfinal : nullptr);
+    if (!final_stats) enqueue_stats(false, copy && tfinal_direct_ ? job_.tfinal : nullptr);
     if (copy && !tfinal_direct_) {
         const heat::GridView &g = views_.v[newest];
         check(cudaMemcpy2DAsync(job_.tfinal, job_.cols * sizeof(double), g.base, g.pitch * sizeof(double),

@@ -165,14 +165,17 @@ __global__ void __launch_bounds__(Threads)
 // commutes, so every lane ends with the same bits). A row's sum therefore does not depend on the grid or
 // slab it lies in, and the host adds the rows in order (heat_mean): any split of the grid into row blocks
 // gives the same mean. Where `copy` is given, row first_row + r is also written to copy + r * copy_pitch
-// (the caller's tfinal, when the run ended on one of gpk's grids: one read of the grid for both).
+// (the caller's tfinal, when the run ended on one of gpk's grids: one read of the grid for both); with
+// `copy_unless_final`, only where the newest grid is not tfinal (kFinal) and no bad input was found (nothing
+// reaches the outputs then), decided here for statistics enqueued before the host has seen the run's end.
 // Launched through heat_pass.cu only (one instantiation in the library).
 template <int Threads>
 __global__ void __launch_bounds__(Threads)
     row_stats_kernel(Views g, const DeviceState *state, bool skip_if_converged, size_t first_row,
                      size_t count, double *row_min, double *row_max, double *row_sum, double *copy,
-                     size_t copy_pitch) {
+                     size_t copy_pitch, bool copy_unless_final) {
     if (skip_if_converged && state->converged) return;
+    if (copy_unless_final && (state->buffer == kFinal || state->bad_input)) copy = nullptr;
     const GridView cells = g.v[state->buffer];
     const int lane = threadIdx.x % 32;
     const size_t warps = (size_t)gridDim.x * (Threads / 32);

@@ -181,13 +181,14 @@ void launch_pass(const PassKernel &k, bool checking, dim3 grid, cudaStream_t str
 
 void launch_row_stats(cudaStream_t stream, const Views &g, const DeviceState *state, bool skip_if_converged,
                       size_t first_row, size_t count, double *row_min, double *row_max, double *row_sum,
-                      double *copy, size_t copy_pitch) {
+                      double *copy, size_t copy_pitch, bool copy_unless_final) {
     if (count == 0) return;
     const int per_block = kStatsThreads / 32;
     const dim3 blocks((unsigned)std::min<size_t>((count + per_block - 1) / per_block, kStatsBlocks));
     const cudaError_t pending = cudaPeekAtLastError();
-    row_stats_kernel<kStatsThreads><<<blocks, kStatsThreads, 0, stream>>>(
-        g, state, skip_if_converged, first_row, count, row_min, row_max, row_sum, copy, copy_pitch);
+    row_stats_kernel<kStatsThreads>
+        <<<blocks, kStatsThreads, 0, stream>>>(g, state, skip_if_converged, first_row, count, row_min,
+                                               row_max, row_sum, copy, copy_pitch, copy_unless_final);
     check_kernel_launch(cudaSuccess, pending, "heat row_stats_kernel", blocks, kStatsThreads, 0);
 }
 

@@ -289,14 +289,17 @@ void test_placements(gpk_context *cpu, gpk_context *gpu) {
     const Memory D = Memory::device, H = Memory::pageable, P = Memory::pinned;
     const Placement placements[] = {{D, D, D, false}, {D, H, D, false}, {H, D, D, false}, {D, D, H, false},
                                     {H, H, D, false}, {P, D, P, false}, {D, D, D, true},  {H, H, H, true}};
+    // With callbacks, and quiet (no callback: one batch, the final statistics enqueued behind it).
     for (size_t maxiter : {1, 2, 7, 8, 9, 17, 50}) {
         if (small() && maxiter != 1 && maxiter != 9) continue;
-        Settings s{maxiter, 0.0, maxiter > 8 ? 5u : 0u, 3};
-        Outcome want = run(cpu, p, s);
-        for (const Placement &m : placements) {
-            Outcome got = run(gpu, p, s, m);
-            if (m.no_tfinal) got.grid = want.grid; // nothing to compare but the reports
-            compare(got, want, label(p, s) + ", " + placement_name(m));
+        for (bool quiet : {false, true}) {
+            Settings s{maxiter, 0.0, quiet || maxiter <= 8 ? 0u : 5u, quiet ? 0u : 3u};
+            Outcome want = run(cpu, p, s);
+            for (const Placement &m : placements) {
+                Outcome got = run(gpu, p, s, m);
+                if (m.no_tfinal) got.grid = want.grid; // nothing to compare but the reports
+                compare(got, want, label(p, s) + ", " + placement_name(m));
+            }
         }
     }
 }
