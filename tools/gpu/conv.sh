@@ -21,15 +21,7 @@ run() { stage "$@"; } # stage NAME LIMIT LOG COMMAND... (tools/gpu/stage.sh)
 build_convolution $B 240
 
 # ---- register use of the strip kernels (no GPU)
-(
-    lib=$(ls $B/lib/libgpk.so.* 2>/dev/null | head -1)
-    if command -v cuobjdump >/dev/null && [ -n "$lib" ]; then
-        cuobjdump -res-usage "$lib" 2>&1 | grep -A1 -E "strip_kernel" | grep -vE "^--$" | paste - - |
-            sed -E 's/\s+/ /g' | sort -u
-    else
-        echo "cuobjdump or the library missing"
-    fi
-) >"$OUT/regs.txt" 2>&1 &
+kernel_resources $B strip_kernel >"$OUT/regs.txt" 2>&1 &
 
 # ---- benchmarks (device images, 8192^2, median of CUDA-event runs; each row also checked against the CPU)
 T=$B/tests/gpu

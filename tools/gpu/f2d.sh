@@ -23,8 +23,7 @@ stage_setup f2d 410
 build_convolution $B 230
 (
     echo "== registers of the f32 2D kernels (cuobjdump -res-usage)"
-    lib=$(ls $B/lib/libgpk.so.* 2>/dev/null | head -1)
-    cuobjdump -res-usage "$lib" 2>&1 | grep -A1 -E "conv2d_f32" | grep -vE "^--$" | paste - - |
+    kernel_resources $B conv2d_f32 |
         sed -E 's/.*(conv2d_f32[a-z0-9_]*)(ILi[0-9]+ELi[0-9]+(ELb[01]ELi[0-9]+)?)?.*(REG:[0-9]+ STACK:[0-9]+ SHARED:[0-9]+).*/regs \1\2 \4/' |
         sort -u
 ) >>"$OUT/build.log" 2>&1

@@ -41,9 +41,8 @@ stage build 240 build.log ninja -C $B -j "$(nproc)" tests/gpu/test_gpu_heat test
     exit 1
 }
 (
-    lib=$(ls $B/lib/libgpk.so.*.*.* 2>/dev/null | head -1)
-    echo "=== registers, stack of the heat kernels ($lib)"
-    cuobjdump -res-usage "$lib" 2>&1 | grep -A1 -E "heat" | grep -vE "^--$" | paste - - | sed -E 's/\s+/ /g' |
+    echo "=== registers, stack of the heat kernels ($(ls $B/lib/libgpk.so.*.*.* 2>/dev/null | head -1))"
+    kernel_resources $B heat |
         sed -E 's/.*pass_kernelILi([0-9]+)ELi([0-9]+)ELi([0-9])ELb([01])ELb([01])[^ ]*/pass_kernel<\1,\2,\3,check=\4,lean=\5>/' |
         sed -E 's/Function (_ZN3gpk4cuda4heat[0-9]+)?([a-z_]+)[^ ]*/\2/' | sort -u
 ) >"$OUT/resources.txt" 2>&1 &

@@ -53,8 +53,7 @@ echo "GPU tests built: $gpu_tests"
     lib=$(ls $B/lib/libgpk.so.* 2>/dev/null | head -1)
     if have cuobjdump && [ -n "$lib" ]; then
         echo "=== register use, stack, shared memory of every kernel"
-        cuobjdump -res-usage "$lib" 2>&1 | grep -B1 -E "REG:" | grep -vE "^--$" | paste - - |
-            sed -E 's/\s+/ /g' | sort -u
+        kernel_resources $B Function
         for f in '_ZN3gpk4cuda4heat11pass_kernelILi6ELi256ELi2ELb0ELb1EEEvNS1_5ViewsEPKdPNS1_11DeviceStateENS1_9PassShapeEibbPd' \
             '_ZN3gpk4cuda4conv22separable_fused_kernelILi17EEEvNS1_10SourceRowsENS1_5ShapeENS1_6OutputENS1_4TapsIfLi129EEES7_i'; do
             echo "=== SASS of $f"

@@ -23,19 +23,15 @@ run() { stage "$@"; } # stage NAME LIMIT LOG COMMAND... (tools/gpu/stage.sh)
 build_convolution $B 230
 
 # ---- register use of the fused kernels (no GPU)
-(
-    lib=$(ls $B/lib/libgpk.so.* 2>/dev/null | head -1)
-    if command -v cuobjdump >/dev/null && [ -n "$lib" ]; then
-        cuobjdump -res-usage "$lib" 2>&1 | grep -A1 -E "separable_(stream|fused)_kernel" | grep -vE "^--$" |
-            paste - - | sed -E 's/\s+/ /g' | sort -u | while read -r line; do
-            name=$(echo "$line" | grep -oE "_Z[A-Za-z0-9_]+" | head -1)
-            echo "$(echo "$name" | c++filt | sed -E 's/\(.*//; s/gpk::cuda::conv:://') |" \
-                "$(echo "$line" | grep -oE "REG:[0-9]+ STACK:[0-9]+ SHARED:[0-9]+ LOCAL:[0-9]+")"
-        done
-    else
-        echo "cuobjdump or the library missing"
+kernel_resources $B "separable_(stream|fused)_kernel" 2>&1 | while read -r line; do
+    name=$(echo "$line" | grep -oE "_Z[A-Za-z0-9_]+" | head -1)
+    if [ -z "$name" ]; then # cuobjdump or the library missing
+        echo "$line"
+        continue
     fi
-) >"$OUT/regs.txt" 2>&1 &
+    echo "$(echo "$name" | c++filt | sed -E 's/\(.*//; s/gpk::cuda::conv:://') |" \
+        "$(echo "$line" | grep -oE "REG:[0-9]+ STACK:[0-9]+ SHARED:[0-9]+ LOCAL:[0-9]+")"
+done >"$OUT/regs.txt" 2>&1 &
 
 T=$B/tests/gpu
 BC=$B/bench/bench_convolve

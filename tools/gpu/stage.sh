@@ -16,6 +16,20 @@ stage_setup() {
 
 left() { echo $((BUDGET - ($(date +%s) - START))); }
 
+# kernel_resources DIR PATTERN: a line for each kernel of DIR's libgpk whose line in cuobjdump -res-usage matches
+# PATTERN (an extended regex): "Function NAME: REG:n STACK:n SHARED:n LOCAL:n ...", sorted; where cuobjdump or
+# the library is missing, a line saying so (status 1).
+kernel_resources() {
+    local lib
+    lib=$(ls "$1"/lib/libgpk.so.* 2>/dev/null | head -1)
+    if ! command -v cuobjdump >/dev/null || [ -z "$lib" ]; then
+        echo "cuobjdump or the library missing"
+        return 1
+    fi
+    cuobjdump -res-usage "$lib" 2>&1 | grep -A1 -E "$2" | grep -vE "^--$" | paste - - | sed -E 's/\s+/ /g' |
+        sort -u
+}
+
 # stage NAME LIMIT LOG COMMAND...: runs COMMAND with a time limit (cut to the time left), appending to LOG.
 # Returns the command's status; 125 when skipped (under 15 s left, or NAME's first word in $SKIP, a list of
 # stage names separated by spaces).
