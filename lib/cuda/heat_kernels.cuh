@@ -116,7 +116,7 @@ __global__ void __launch_bounds__(Threads)
         return;
     }
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    const int per_level = levels < kWarps ? kWarps / levels : 1, k = warp / per_level;
+    const int per_level = kWarps / levels, k = warp / per_level; // levels <= kWarps (heat.cu)
     const int stride = per_level * 32;
     double m = 0.0;
     if (k < levels) {
