@@ -5,8 +5,9 @@
 // the peer's after the same iterations. Then, per size, each pass kernel of the library (the internal knob
 // GPK_TEST_HEAT_KERNEL) and a call's fixed cost: whole synchronous calls of 1, 2, 8, 50 and 100 iterations
 // through the C API, the cost outside the iterations being T(50) - 50 * (T(100) - T(50)) / 50, with device
-// pointers (also without programmatic dependent launch, GPK_TEST_HEAT_PDL=0, and with shorter passes in the
-// plain form's general steps, GPK_TEST_HEAT_PARTIAL=0) and (at the smaller size)
+// pointers (also with programmatic dependent launch, GPK_TEST_HEAT_PDL=1, with a finishing kernel after
+// each pass, GPK_TEST_HEAT_FINISH=kernel, with shorter passes in the plain form's general steps,
+// GPK_TEST_HEAT_PARTIAL=0, and on the run's kernel, GPK_TEST_HEAT_TAIL=0) and (at the smaller size)
 // pageable host pointers. `bench_heat sweep N [H...]` times kernels and block heights at N x N;
 // `bench_heat profile N [ITERS]` makes two calls for a profiler.
 #include "gpk.h"
@@ -262,29 +263,33 @@ void fixed_cost(gpk_context *ctx, int n, const double *t, const double *c, doubl
 
 // One pass kernel (GPK_TEST_HEAT_KERNEL=T/B: up to T iterations a pass, B blocks per SM), timed over whole
 // passes: calls of 2T and 2T + ~extra iterations; `rows` > 0 sets the block height (GPK_TEST_HEAT_ROWS),
-// `pdl` true launches with programmatic dependent launch (GPK_TEST_HEAT_PDL=1; off by default).
+// `knob` (NAME=VALUE, or null) sets one more internal knob: GPK_TEST_HEAT_PDL=1 (programmatic dependent
+// launch) or GPK_TEST_HEAT_FINISH=kernel (a finishing kernel after each pass).
 void time_kernel(gpk_context *ctx, int n, const double *t, const double *c, double *out, size_t extra,
-                 const char *kernel, int rows, bool pdl) {
+                 const char *kernel, int rows, const char *knob) {
     const size_t levels = (size_t)std::atoi(kernel);
     setenv("GPK_TEST_HEAT_KERNEL", kernel, 1);
     if (rows > 0) setenv("GPK_TEST_HEAT_ROWS", std::to_string(rows).c_str(), 1);
-    if (pdl) setenv("GPK_TEST_HEAT_PDL", "1", 1);
+    const std::string knob_text = knob ? knob : "";
+    const std::string knob_name = knob_text.substr(0, knob_text.find('='));
+    if (knob) setenv(knob_name.c_str(), knob_text.substr(knob_name.size() + 1).c_str(), 1);
     double ms = time_gpk(ctx, n, t, c, out, 2 * levels, (extra + levels - 1) / levels * levels, 5);
     unsetenv("GPK_TEST_HEAT_KERNEL");
     unsetenv("GPK_TEST_HEAT_ROWS");
-    unsetenv("GPK_TEST_HEAT_PDL");
+    if (knob) unsetenv(knob_name.c_str());
     char rows_text[32] = "planned";
     if (rows > 0) std::snprintf(rows_text, sizeof rows_text, "%d", rows);
-    std::printf("heat f64 %5dx%-5d  kernel %-5s rows %-7s pdl %-3s %8.4f ms/iteration %7.1f GCells/s\n", n, n,
-                kernel, rows_text, pdl ? "on" : "off", ms, (double)n * n / (ms * 1e-3) / 1e9);
+    std::printf("heat f64 %5dx%-5d  kernel %-5s rows %-7s %-28s %8.4f ms/iteration %7.1f GCells/s\n", n, n,
+                kernel, rows_text, knob ? knob : "as built", ms, (double)n * n / (ms * 1e-3) / 1e9);
     std::fflush(stdout);
 }
 
 // Each pass kernel the library has (4/4 is the fallback of 128-thread blocks) at its planned block height.
 void kernel_sweep(gpk_context *ctx, int n, const double *t, const double *c, double *out, size_t extra) {
     for (const char *k : {"6/2", "4/2", "7/2", "8/2", "8/1", "12/1", "4/4"})
-        time_kernel(ctx, n, t, c, out, extra, k, 0, false);
-    time_kernel(ctx, n, t, c, out, extra, "6/2", 0, true);
+        time_kernel(ctx, n, t, c, out, extra, k, 0, nullptr);
+    time_kernel(ctx, n, t, c, out, extra, "6/2", 0, "GPK_TEST_HEAT_PDL=1");
+    time_kernel(ctx, n, t, c, out, extra, "6/2", 0, "GPK_TEST_HEAT_FINISH=kernel");
 }
 
 void bench_size(gpk_context *ctx, int n, size_t extra, int peer_iters) {
@@ -313,6 +318,9 @@ void bench_size(gpk_context *ctx, int n, size_t extra, int peer_iters) {
     setenv("GPK_TEST_HEAT_PDL", "1", 1);
     fixed_cost(ctx, n, t, c, out, "dev,pdl", n > 8192 ? 3 : 7);
     unsetenv("GPK_TEST_HEAT_PDL");
+    setenv("GPK_TEST_HEAT_FINISH", "kernel", 1); // a finishing kernel after each pass
+    fixed_cost(ctx, n, t, c, out, "dev,fkern", n > 8192 ? 3 : 7);
+    unsetenv("GPK_TEST_HEAT_FINISH");
     setenv("GPK_TEST_HEAT_PARTIAL", "0", 1); // shorter passes in general steps
     fixed_cost(ctx, n, t, c, out, "dev,nopart", n > 8192 ? 3 : 7);
     unsetenv("GPK_TEST_HEAT_PARTIAL");
@@ -383,8 +391,8 @@ int main(int argc, char **argv) {
     }
     if (argc >= 3 && std::strcmp(argv[1], "sweep") == 0) {
         // `bench_heat sweep N [H...]`: the kernels that may suit N x N at block heights H (default: the
-        // planned one and a spread around one and two waves of blocks), PDL on, and the planned height with
-        // PDL off; then a call's fixed cost.
+        // planned one and a spread around one and two waves of blocks), PDL on, and the planned height as
+        // built and with a finishing kernel after each pass; then a call's fixed cost.
         const int n = std::atoi(argv[2]);
         const DeviceInputs in((size_t)n * n);
         std::vector<int> heights;
@@ -392,8 +400,9 @@ int main(int argc, char **argv) {
         if (heights.empty()) heights = {0, 64, 96, 128, 137, 171, 205, 256, 274, 342, 410, 512, 1024};
         const size_t extra = (size_t)std::max(42.0, 6.6e9 / ((double)n * n));
         for (const char *k : {"6/2", "12/1", "4/4", "8/1", "4/2"}) {
-            for (int h : heights) time_kernel(ctx, n, in.t, in.c, in.out, extra, k, h, true);
-            time_kernel(ctx, n, in.t, in.c, in.out, extra, k, 0, false);
+            for (int h : heights) time_kernel(ctx, n, in.t, in.c, in.out, extra, k, h, "GPK_TEST_HEAT_PDL=1");
+            time_kernel(ctx, n, in.t, in.c, in.out, extra, k, 0, nullptr);
+            time_kernel(ctx, n, in.t, in.c, in.out, extra, k, 0, "GPK_TEST_HEAT_FINISH=kernel");
         }
         fixed_cost(ctx, n, in.t, in.c, in.out, "device", 7);
         gpk_context_destroy(ctx);

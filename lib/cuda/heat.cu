@@ -3,11 +3,12 @@
 // iteration). What a call costs beside its iterations is kept small: device inputs are read in place by
 // the first pass, which also checks them (a flag; the first bad cell is looked for only once it is set);
 // the pass that ends the run writes a device tfinal directly, or else the final row statistics copy the
-// grid into it as they read it; passes and their bookkeeping may launch as programmatic dependents of the
-// kernel before them (PDL, off by default: pdl_); no allocation once the context holds buffers of the size. A
-// resumed run (job.start_iteration, job.fixed_rows) counts its iterations on from the checkpoint; batches and
-// passes end at checkpoints, and no batch is enqueued past one. Kernels: heat_kernels.cuh, heat_blocked.cuh,
-// launched through heat_pass.cu (which libgpk_mpi's slabs share, heat_slab.cu).
+// grid into it as they read it; each pass finishes itself in its last block (no kernel between passes);
+// passes may launch as programmatic dependents of the kernel before them (PDL, off by default: pdl_); no
+// allocation once the context holds buffers of the size. A resumed run (job.start_iteration,
+// job.fixed_rows) counts its iterations on from the checkpoint; batches and passes end at checkpoints, and
+// no batch is enqueued past one. Kernels: heat_kernels.cuh, heat_blocked.cuh, launched through heat_pass.cu
+// (which libgpk_mpi's slabs share, heat_slab.cu).
 #include "cuda/heat.cuh"
 
 #include "cuda/heat_kernels.cuh"
@@ -79,9 +80,9 @@ struct WorkLayout {
         bytes = row_stats + round_up(3 * rows * sizeof(double), 256);
     }
 };
-constexpr size_t kHostState[2] = {0, 128}, kHostLog = 512;
+constexpr size_t kHostState[2] = {0, 256}, kHostLog = 512;
 constexpr size_t kHostRowStats = kHostLog + kLogCapacity * sizeof(double);
-static_assert(sizeof(DeviceState) <= 128, "work area layout");
+static_assert(sizeof(DeviceState) <= 256, "work area layout");
 
 class HeatRun {
 public:
@@ -124,6 +125,10 @@ private:
     // (compute capability 9.0 and later; off by default: on the H100 it made calls of 50-100 iterations at
     // 16384^2 7-8% slower and gained nothing at 4096^2, NOTES.md, internal knobs).
     bool pdl_ = false;
+    // A pass finishes itself in its last block (heat_blocked.cuh, finish_if_last);
+    // GPK_TEST_HEAT_FINISH=kernel (NOTES.md, internal knobs) launches finish_pass_kernel after each pass
+    // instead.
+    bool finish_in_pass_ = true;
     Views views_{};
     const double *cond_ = nullptr;
     char *work_ = nullptr, *host_ = nullptr;
@@ -275,23 +280,29 @@ void HeatRun::upload() {
     s.iter = job_.start_iteration;
     s.first_bad_t = s.first_bad_c = ~0ull;
     s.buffer = initial;
+    s.threshold = job_.threshold;
+    s.log = work<double>(WorkLayout::log);
+    s.log_capacity = kLogCapacity;
+    s.redo_to_final = tfinal_direct_;
     host_state(0) = s;
     check(cudaMemcpyAsync(work_, host_, sizeof(DeviceState), cudaMemcpyHostToDevice, stream_),
           "cudaMemcpyAsync (state)");
 }
 
-// A pass of `levels` iterations, on the tail kernel where `tail`, and the bookkeeping of its maxdiffs.
+// A pass of `levels` iterations, on the tail kernel where `tail`, and the bookkeeping of its maxdiffs (in
+// its last block, or a kernel of its own).
 void HeatRun::enqueue_pass(int levels, bool checking, bool to_final, bool tail) {
     const dim3 grid = tail ? tail_grid_ : pass_grid_;
     heat::launch_pass(tail ? *tail_.kernel : *pass_.kernel, checking, grid, stream_, views_, cond_,
                       work<DeviceState>(WorkLayout::state), tail ? tail_shape_ : shape_, levels, to_final,
-                      false, work<double>(layout_.level_partials), "heat pass_kernel", pdl_);
+                      false, finish_in_pass_ ? nullptr : work<double>(layout_.level_partials),
+                      finish_in_pass_, "heat pass_kernel", pdl_);
+    if (finish_in_pass_) return;
     const cudaError_t pending = cudaPeekAtLastError();
     const heat::LaunchConfig c(dim3(1), kFinishThreads, 0, stream_, pdl_);
     const cudaError_t launched = cudaLaunchKernelEx(
         &c.config, heat::finish_pass_kernel<kFinishThreads>, work<double>(layout_.level_partials),
-        (int)(grid.x * grid.y), levels, job_.threshold, work<DeviceState>(WorkLayout::state),
-        work<double>(WorkLayout::log), kLogCapacity, to_final, tfinal_direct_);
+        (int)(grid.x * grid.y), levels, to_final, work<DeviceState>(WorkLayout::state));
     heat::check_kernel_launch(launched, pending, "heat finish_pass_kernel", dim3(1), kFinishThreads, 0);
 }
 
@@ -310,7 +321,7 @@ void HeatRun::enqueue_iterations(size_t count, bool first_batch, bool ends_run) 
         enqueue_pass(levels, checking, last && tfinal_direct_ && !checking, !whole && split.tail);
     }
     heat::launch_pass(*pass_.kernel, false, pass_grid_, stream_, views_, cond_,
-                      work<DeviceState>(WorkLayout::state), shape_, 0, false, true, nullptr,
+                      work<DeviceState>(WorkLayout::state), shape_, 0, false, true, nullptr, false,
                       "heat pass_kernel (recomputation)", pdl_);
 }
 
@@ -458,6 +469,8 @@ void HeatRun::run() {
     tinit_in_place_ = tinit_on_device_ && !job_.fixed_rows;
     const char *pdl_knob = std::getenv("GPK_TEST_HEAT_PDL");
     pdl_ = ctx_.limits().compute_major >= 9 && pdl_knob && std::strcmp(pdl_knob, "1") == 0;
+    const char *finish_knob = std::getenv("GPK_TEST_HEAT_FINISH");
+    finish_in_pass_ = !(finish_knob && std::strcmp(finish_knob, "kernel") == 0);
     plan_passes();
     allocate();
     upload();

@@ -59,10 +59,12 @@ __device__ __forceinline__ bool in_range(int t, int lo, int count) {
     return (unsigned)(t - lo) < (unsigned)count;
 }
 
-// Per-level block maxima to partials[level * blocks + block]; max is exact, so the order is immaterial.
+// Per-level block maxima to partials[level * blocks + block] (null: nowhere), or, where `fold` (the run
+// state) is given, into its level maxima (atomicMax on their bits, exact; levels a pass did not compute fold
+// in 0). max is exact, so the order is immaterial.
 template <int T, int Threads>
 __device__ __forceinline__ void store_level_maxima(const double (&md)[T], double (&scratch)[T][Threads / 32],
-                                                   double *partials) {
+                                                   double *partials, DeviceState *fold) {
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
 #pragma unroll
     for (int k = 0; k < T; ++k) {
@@ -71,11 +73,44 @@ __device__ __forceinline__ void store_level_maxima(const double (&md)[T], double
         if (lane == 0) scratch[k][warp] = m;
     }
     __syncthreads();
-    if (threadIdx.x < T && partials) {
+    if (threadIdx.x < T && (partials || fold)) {
         double m = 0.0;
         for (int q = 0; q < Threads / 32; ++q) m = fmax(m, scratch[threadIdx.x][q]);
-        partials[(size_t)threadIdx.x * gridDim.x * gridDim.y + blockIdx.y * gridDim.x + blockIdx.x] = m;
+        if (fold)
+            atomicMax(&fold->level_max[threadIdx.x], (unsigned long long)__double_as_longlong(m));
+        else
+            partials[(size_t)threadIdx.x * gridDim.x * gridDim.y + blockIdx.y * gridDim.x + blockIdx.x] = m;
     }
+}
+
+// finish_pass in the last block of a pass to end (finish_if_last): the levels' maxima read (all at once,
+// past L1) and reset, and the arrival count reset; every block has arrived, so nothing else touches them.
+// Not inlined, so that it takes no register from the pass's steps.
+inline __device__ __noinline__ void finish_last_block(DeviceState *state, int levels, bool to_final) {
+    __threadfence();
+    double lm[kMaxPassLevels] = {};
+#pragma unroll
+    for (int level = 0; level < kMaxPassLevels; ++level)
+        if (level < levels) lm[level] = __longlong_as_double((long long)__ldcg(&state->level_max[level]));
+#pragma unroll
+    for (int level = 0; level < kMaxPassLevels; ++level)
+        if (level < levels) state->level_max[level] = 0;
+    state->arrived = 0;
+    finish_pass(lm, levels, to_final, state);
+}
+
+// The end of a block of a pass that finishes itself, once its maxima are folded into the state's
+// (store_level_maxima): its arrival counted; the block that arrives last runs finish_last_block, so that no
+// kernel of its own runs between passes. Every block of a pass either runs to here or returns at its start
+// (the run had converged), so the count reaches the grid's size exactly when the pass ran. The fences order
+// this block's maxima and any bad-input flag before its arrival, and the others' before the last block's
+// reads.
+__device__ __forceinline__ void finish_if_last(DeviceState *state, int levels, bool to_final) {
+    __syncthreads();
+    if (threadIdx.x != 0) return;
+    __threadfence();
+    if (atomicAdd(&state->arrived, 1u) == gridDim.x * gridDim.y - 1)
+        finish_last_block(state, levels, to_final);
 }
 
 __device__ __forceinline__ BlockRows block_rows(const Views &g, PassShape shape, int T) {
@@ -94,11 +129,15 @@ __device__ __forceinline__ BlockRows block_rows(const Views &g, PassShape shape,
 // (partials null). MinBlocks resident per SM caps the registers (65536 / (MinBlocks * Threads)). Dynamic
 // shared memory: sizeof(PassShared<T, Threads>). Lean: lean steps where a block can take them (false:
 // general steps only, where the lean ones would spill). Partial: the form for passes of fewer than T
-// levels (not with Check).
+// levels (not with Check). A pass keeps its per-level block maxima in partials[level * blocks + block]
+// for a later kernel to finish it (libgpk_mpi's slabs; GPK_TEST_HEAT_FINISH=kernel), or, where `finish`
+// is given (the run state, the same as `state`), finishes itself (finish_if_last). The end of a pass takes
+// the state from `finish`, a parameter of its own: had it reused `state`, the compiler would keep that
+// pointer in registers over the steps, and 6/2 would spill (8 bytes a step, 6% slower on the H100).
 template <int T, int Threads, int MinBlocks, bool Check, bool Lean, bool Partial = false>
 __global__ void __launch_bounds__(Threads, MinBlocks)
     pass_kernel(Views g, const double *__restrict__ cond, DeviceState *state, PassShape shape, int levels,
-                bool to_final, bool recompute, double *partials) {
+                bool to_final, bool recompute, double *partials, DeviceState *finish) {
     static_assert(!(Check && Partial), "a shorter checking pass takes general steps");
     using Shared = PassShared<T, Threads>;
     extern __shared__ __align__(16) unsigned char shared_raw[];
@@ -226,7 +265,8 @@ __global__ void __launch_bounds__(Threads, MinBlocks)
     if (!owned)
 #pragma unroll
         for (int k = 0; k < T; ++k) md[k] = 0.0;
-    store_level_maxima<T, Threads>(md, sm.scratch, partials);
+    store_level_maxima<T, Threads>(md, sm.scratch, partials, finish);
+    if (finish) finish_if_last(finish, levels, to_final);
 }
 
 } // namespace gpk::cuda::heat

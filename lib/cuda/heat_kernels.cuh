@@ -39,6 +39,9 @@ __device__ __forceinline__ int pass_destination(int source, bool to_final) {
     return to_final ? kFinal : (source == kGrid0 ? kGrid1 : kGrid0);
 }
 
+// The deepest pass kernel built (heat_pass.cu).
+constexpr int kMaxPassLevels = 12;
+
 // Device-side progress of a run. The host enqueues iterations in batches and reads this once per batch.
 struct DeviceState {
     unsigned long long iter;        // iterations done on the newest grid
@@ -52,6 +55,17 @@ struct DeviceState {
     int redo_levels;
     int redo_source; // view the recomputation starts from
     int redo_dst;    // view it writes
+    // Set by the host before the run, for finish_pass: the threshold, the maxdiff log ring, and whether a
+    // recomputation writes tfinal (a device tfinal written directly).
+    double threshold;
+    double *log;
+    unsigned log_capacity;
+    int redo_to_final;
+    // A pass that finishes itself (heat_blocked.cuh, finish_if_last): the blocks that have folded their
+    // maxima in, and each level's maximum over them as the bits of a double (non-negative doubles order as
+    // their bits, so an integer atomicMax folds them exactly). The pass's last block takes both back to 0.
+    unsigned arrived;
+    unsigned long long level_max[kMaxPassLevels];
 };
 
 // Waits for the kernel before this one in the stream where this one was launched as its programmatic
@@ -95,26 +109,63 @@ template <int Threads> __device__ __forceinline__ double block_max(double v, dou
     return v; // valid in warp 0
 }
 
-// After a pass of `levels` iterations whose blocks left per-level maxima in partials[level * nparts + b]:
-// records each iteration's maxdiff in the log ring, finds the first iteration under the threshold and
-// moves the newest grid to the pass's destination; when convergence fell inside the pass, asks for the
-// recomputation of the pass up to that level (from its source, which no later pass overwrites: they all
-// return at once). A bad input found by the checking pass stops the run with nothing recomputed. One block.
-// The warps share out the levels (kWarps / levels warps a level, levels <= kWarps), each lane keeping 8
-// loads in flight, so that the kernel waits for about one round of loads rather than one per level (a level
-// at a time it took 10 us of a 4096^2 pass's 310 under ncu). max is exact: the same bits in any order.
+// The bookkeeping after a pass of `levels` iterations whose level k reached the maximum difference lm[k],
+// by one thread: records each iteration's maxdiff in the log ring, finds the first iteration under the
+// threshold and moves the newest grid to the pass's destination; when convergence fell inside the pass,
+// asks for the recomputation of the pass up to that level (from its source, which no later pass
+// overwrites: they all return at once). A bad input found by the checking pass stops the run with nothing
+// recomputed. Every field is loaded before anything is stored (one round of loads, not one per level); the
+// fields other blocks of the pass may have written are read past L1 (__ldcg): in a pass's last block, L1
+// may hold lines of the state from before.
+__device__ __forceinline__ void finish_pass(const double (&lm)[kMaxPassLevels], int levels, bool to_final,
+                                            DeviceState *state) {
+    const int bad = __ldcg(&state->bad_input), source = __ldcg(&state->buffer);
+    const unsigned long long iter = __ldcg(&state->iter);
+    const double threshold = state->threshold;
+    double *const log = state->log;
+    const unsigned capacity = state->log_capacity;
+    const bool redo_to_final = state->redo_to_final != 0;
+    if (bad) {
+        state->converged = 1; // the host reports the bad cell
+        return;
+    }
+    int converged_level = -1;
+#pragma unroll
+    for (int level = 0; level < kMaxPassLevels; ++level)
+        if (level < levels) {
+            log[(iter + level) % capacity] = lm[level];
+            if (converged_level < 0 && lm[level] < threshold) converged_level = level;
+        }
+    const int dst = pass_destination(source, to_final);
+    if (converged_level < 0) {
+        state->buffer = dst;
+        state->iter = iter + levels;
+        return;
+    }
+    state->converged = 1;
+    state->iter = iter + converged_level + 1;
+    state->niter = iter + converged_level + 1;
+    state->buffer = dst;
+    if (converged_level + 1 < levels) {
+        state->redo = 1;
+        state->redo_levels = converged_level + 1;
+        state->redo_source = source;
+        state->redo_dst = redo_to_final ? kFinal : dst;
+        state->buffer = redo_to_final ? kFinal : dst;
+    }
+}
+
+// finish_pass as a kernel of its own after a pass whose blocks left per-level maxima in
+// partials[level * nparts + b] (GPK_TEST_HEAT_FINISH=kernel, NOTES.md, internal knobs; by default a pass
+// finishes itself, heat_blocked.cuh). One block: the warps share out the levels (kWarps / levels warps a
+// level, levels <= kWarps), each lane keeping 8 loads in flight. max is exact: the same bits in any order.
 template <int Threads>
 __global__ void __launch_bounds__(Threads)
-    finish_pass_kernel(const double *partials, int nparts, int levels, double threshold, DeviceState *state,
-                       double *log, unsigned log_capacity, bool to_final, bool redo_to_final) {
+    finish_pass_kernel(const double *partials, int nparts, int levels, bool to_final, DeviceState *state) {
     constexpr int kWarps = Threads / 32, kLoads = 8;
     __shared__ double warp_max[kWarps];
     wait_previous_kernel();
     if (state->converged) return;
-    if (state->bad_input) {
-        if (threadIdx.x == 0) state->converged = 1; // the host reports the bad cell
-        return;
-    }
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const int per_level = kWarps / levels, k = warp / per_level; // levels <= kWarps (heat.cu)
     const int stride = per_level * 32;
@@ -134,30 +185,12 @@ __global__ void __launch_bounds__(Threads)
     if (lane == 0) warp_max[warp] = m;
     __syncthreads();
     if (threadIdx.x != 0) return;
-    const unsigned long long iter = state->iter;
-    int converged_level = -1;
-    for (int level = 0; level < levels; ++level) {
-        double lm = 0.0;
-        for (int q = 0; q < per_level; ++q) lm = fmax(lm, warp_max[level * per_level + q]);
-        log[(iter + level) % log_capacity] = lm;
-        if (converged_level < 0 && lm < threshold) converged_level = level;
-    }
-    const int source = state->buffer, dst = pass_destination(source, to_final);
-    state->buffer = dst;
-    if (converged_level < 0) {
-        state->iter = iter + levels;
-        return;
-    }
-    state->converged = 1;
-    state->iter = iter + converged_level + 1;
-    state->niter = state->iter;
-    if (converged_level + 1 < levels) {
-        state->redo = 1;
-        state->redo_levels = converged_level + 1;
-        state->redo_source = source;
-        state->redo_dst = redo_to_final ? kFinal : dst;
-        state->buffer = state->redo_dst;
-    }
+    double lm[kMaxPassLevels] = {};
+#pragma unroll
+    for (int level = 0; level < kMaxPassLevels; ++level)
+        for (int q = 0; level < levels && q < per_level; ++q)
+            lm[level] = fmax(lm[level], warp_max[level * per_level + q]);
+    finish_pass(lm, levels, to_final, state);
 }
 
 // Min, max and sum of each of rows first_row .. first_row + count - 1 of the newest grid, a warp per row:

@@ -31,7 +31,7 @@ template <int T, int Threads, int B, bool Lean> constexpr PassFn partial_form() 
 }
 
 template <int T, int Threads, int B, bool Lean = true> constexpr PassKernel pass_kernel_of() {
-    static_assert(T <= kMaxPassLevels, "heat_pass.cuh: kMaxPassLevels is the deepest kernel");
+    static_assert(T <= kMaxPassLevels, "heat_kernels.cuh: kMaxPassLevels is the deepest kernel");
     return {T,
             Threads,
             B,
@@ -167,15 +167,15 @@ void check_kernel_launch(cudaError_t launched, cudaError_t pending, const char *
 
 void launch_pass(const PassKernel &k, bool checking, dim3 grid, cudaStream_t stream, const Views &g,
                  const double *cond, DeviceState *state, const PassShape &shape, int levels, bool to_final,
-                 bool recompute, double *partials, const char *what, bool pdl) {
+                 bool recompute, double *partials, bool finish, const char *what, bool pdl) {
     const cudaError_t pending = cudaPeekAtLastError();
     const LaunchConfig c(grid, k.threads, k.smem, stream, pdl);
     // A recomputation (levels 0 here) learns its length on the device: the plain form.
     const PassFn fn = checking                                                   ? k.checking
                       : !recompute && levels < k.levels && partial_form_wanted() ? k.partial
                                                                                  : k.plain;
-    const cudaError_t launched =
-        cudaLaunchKernelEx(&c.config, fn, g, cond, state, shape, levels, to_final, recompute, partials);
+    const cudaError_t launched = cudaLaunchKernelEx(&c.config, fn, g, cond, state, shape, levels, to_final,
+                                                    recompute, partials, finish ? state : nullptr);
     check_kernel_launch(launched, pending, what, grid, k.threads, k.smem);
 }
 

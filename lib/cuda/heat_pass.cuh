@@ -13,10 +13,8 @@
 
 namespace gpk::cuda::heat {
 
-using PassFn = void (*)(Views, const double *, DeviceState *, PassShape, int, bool, bool, double *);
-
-// The deepest pass kernel built (heat_pass.cu).
-constexpr int kMaxPassLevels = 12;
+using PassFn = void (*)(Views, const double *, DeviceState *, PassShape, int, bool, bool, double *,
+                        DeviceState *);
 
 // A pass kernel: up to T iterations a pass, `threads` threads a block, MinBlocks resident per SM (which caps
 // its registers).
@@ -97,10 +95,12 @@ void check_kernel_launch(cudaError_t launched, cudaError_t pending, const char *
                          size_t smem);
 
 // Launches a pass kernel (its checking form where `checking`) on `stream`, as the programmatic dependent
-// of the kernel before it where `pdl`. A failed launch becomes a gpk::Error (check_kernel_launch).
+// of the kernel before it where `pdl`; one that finishes itself where `finish` (heat_blocked.cuh), else one
+// that leaves its per-level block maxima in `partials` (null: none). A failed launch becomes a gpk::Error
+// (check_kernel_launch).
 void launch_pass(const PassKernel &k, bool checking, dim3 grid, cudaStream_t stream, const Views &g,
                  const double *cond, DeviceState *state, const PassShape &shape, int levels, bool to_final,
-                 bool recompute, double *partials, const char *what, bool pdl = false);
+                 bool recompute, double *partials, bool finish, const char *what, bool pdl = false);
 
 // Min, max and sum of each of rows first_row .. first_row + count - 1 of the newest grid (state->buffer)
 // into row_min/row_max/row_sum[0..count); skipped where `skip_if_converged` and the run has converged.

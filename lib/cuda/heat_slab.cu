@@ -145,7 +145,7 @@ void CudaHeatSlab::launch(size_t r0, size_t r1, int levels, int slot, cudaStream
         fail(GPK_ERR_INTERNAL, "heat slab: more blocks than the partials hold");
     heat::launch_pass(*pass_.kernel, false, grid, s, views_, static_cast<const double *>(cond_.get()),
                       static_cast<heat::DeviceState *>(state_.get()), shape, levels, false, false, partials,
-                      "heat pass_kernel (slab)");
+                      false, "heat pass_kernel (slab)");
 }
 
 // Rows [first, first + count) of a grid from or to count * cols_ packed doubles of host memory.

@@ -21,6 +21,7 @@
 #include <fstream>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -379,14 +380,19 @@ void test_determinism(gpk_context *gpu) {
                       what + ": periodic report " + std::to_string(k) + " differs");
     }
     // Kernels launched as programmatic dependents instead of plain stream successors (GPK_TEST_HEAT_PDL=1),
+    // a finishing kernel after each pass instead of the pass's last block (GPK_TEST_HEAT_FINISH=kernel),
     // and shorter passes in the plain form's general steps instead of the Partial form
     // (GPK_TEST_HEAT_PARTIAL=0; 90 iterations with a report every 10: a 4-level pass in every batch).
     // The same with shorter passes on the run's kernel instead of the 4/4 tail kernel (GPK_TEST_HEAT_TAIL=0).
-    for (const char *knob : {"GPK_TEST_HEAT_PDL", "GPK_TEST_HEAT_PARTIAL", "GPK_TEST_HEAT_TAIL"}) {
-        setenv(knob, std::strcmp(knob, "GPK_TEST_HEAT_PDL") == 0 ? "1" : "0", 1);
+    const std::pair<const char *, const char *> knobs[] = {{"GPK_TEST_HEAT_PDL", "1"},
+                                                           {"GPK_TEST_HEAT_FINISH", "kernel"},
+                                                           {"GPK_TEST_HEAT_PARTIAL", "0"},
+                                                           {"GPK_TEST_HEAT_TAIL", "0"}};
+    for (const auto &[knob, value] : knobs) {
+        setenv(knob, value, 1);
         Outcome got = run(gpu, p, s);
         unsetenv(knob);
-        CHECK_MSG(identical(got, first), std::string(knob) + "=0 differs");
+        CHECK_MSG(identical(got, first), std::string(knob) + "=" + value + " differs");
     }
 }
 
@@ -405,15 +411,23 @@ void test_kernels(gpk_context *cpu, gpk_context *gpu) {
     for (const Settings &s : runs) {
         const Outcome want = run(cpu, p, s);
         Outcome first;
-        for (const char *kernel : {"", "4/2", "7/2", "8/2", "8/1", "12/1", "4/4"}) {
+        // Passes finish themselves in their last block, or (finish_kernel) a kernel after each pass does.
+        const struct {
+            const char *kernel;
+            bool finish_kernel;
+        } variants[] = {{"", false},     {"4/2", false}, {"7/2", false}, {"8/2", false}, {"8/1", false},
+                        {"12/1", false}, {"4/4", false}, {"", true},     {"4/4", true}};
+        for (const auto &[kernel, finish_kernel] : variants) {
             if (*kernel) setenv("GPK_TEST_HEAT_KERNEL", kernel, 1);
+            if (finish_kernel) setenv("GPK_TEST_HEAT_FINISH", "kernel", 1);
             setenv("GPK_TEST_HEAT_ROWS", "30", 1);
             const Outcome got = run(gpu, p, s, Memory::device);
             unsetenv("GPK_TEST_HEAT_KERNEL");
+            unsetenv("GPK_TEST_HEAT_FINISH");
             unsetenv("GPK_TEST_HEAT_ROWS");
-            const std::string what =
-                label(p, s) + ", kernel " + (*kernel ? kernel : "default") + ", 30-row blocks";
-            if (!*kernel) {
+            const std::string what = label(p, s) + ", kernel " + (*kernel ? kernel : "default") +
+                                     (finish_kernel ? " with a finishing kernel" : "") + ", 30-row blocks";
+            if (!*kernel && !finish_kernel) {
                 compare(got, want, what);
                 first = got;
             } else {

@@ -10,7 +10,8 @@
 #             GPK_TEST_HEAT_PDL=1; shorter passes in general steps, GPK_TEST_HEAT_PARTIAL=0), on
 #             pageable host pointers at 4096^2
 #   sweep     bench_heat sweep 4096: kernels 6/2 12/1 4/4 8/1 4/2 x block heights (GPK_TEST_HEAT_ROWS:
-#             planned, 64..1024), PDL on; each kernel's planned height with PDL off; the fixed cost
+#             planned, 64..1024), PDL on; each kernel's planned height as built and with a finishing
+#             kernel after each pass (GPK_TEST_HEAT_FINISH=kernel); the fixed cost
 #   ncu       Nsight Compute, every kernel's duration (gpu__time_duration.sum) in two calls of
 #             bench_heat profile 16384 8 and of bench_heat profile 4096 100 (the second call is the steady
 #             state: halo rows, checking pass, finish, passes, recomputation, row statistics)
@@ -77,7 +78,7 @@ wait $res_pid 2>/dev/null
 echo
 echo "=== bench_heat: gpk beside the peer, fixed costs"
 grep -hE "gpk |fixed cost|transfer floor" "$OUT/bench.log" "$OUT/sweep.log" 2>/dev/null | cut -c1-210
-echo "=== kernels at their planned heights (bench), PDL on/off"
+echo "=== kernels at their planned heights (bench), as built, PDL on, finishing kernel"
 grep -hE "kernel .* rows planned" "$OUT/bench.log" 2>/dev/null
 echo "=== 4096^2 sweep: the ten fastest, then each kernel's planned height"
 grep -hE "kernel .* GCells/s" "$OUT/sweep.log" 2>/dev/null | sort -k12 -g -r | head -10
