@@ -84,6 +84,13 @@ constexpr size_t kHostState[2] = {0, 256}, kHostLog = 512;
 constexpr size_t kHostRowStats = kHostLog + kLogCapacity * sizeof(double);
 static_assert(sizeof(DeviceState) <= 256, "work area layout");
 
+// A pass kernel as a run launches it: the choice (heat_pass.cuh; kernel null: none), its grid and shape.
+struct PassPlan {
+    PassChoice choice{};
+    dim3 grid;
+    PassShape shape{};
+};
+
 class HeatRun {
 public:
     HeatRun(DeviceContext &ctx, const HeatJob &job) : ctx_(ctx), job_(job), stream_(ctx.main()) {}
@@ -93,7 +100,7 @@ private:
     void plan_passes();
     void allocate();
     void upload();
-    void plan_shape(const PassChoice &choice, HeatBuffers::Plan &plan, PassShape &shape, dim3 &grid);
+    void plan_shape(PassPlan &pass, HeatBuffers::Plan &plan);
     void enqueue_pass(int levels, bool checking, bool to_final, bool tail);
     void enqueue_iterations(size_t count, bool first_batch, bool ends_run);
     void enqueue_stats(bool periodic, double *copy_to_final = nullptr, bool copy_unless_final = false);
@@ -118,7 +125,6 @@ private:
     DeviceContext &ctx_;
     const HeatJob &job_;
     cudaStream_t stream_;
-    PassChoice pass_{};
     // tinit is read in place where it is device memory and no fixed rows replace its edge rows.
     bool tinit_on_device_ = false, tinit_in_place_ = false, cond_on_device_ = false, tfinal_direct_ = false;
     // Kernels of a batch launch as programmatic dependents of the one before where GPK_TEST_HEAT_PDL=1 asks
@@ -134,13 +140,8 @@ private:
     char *work_ = nullptr, *host_ = nullptr;
     size_t level_parts_ = 0;
     WorkLayout layout_{0, 0};
-    dim3 pass_grid_;
-    PassShape shape_{};
-    // The kernel of a batch's shorter passes (heat::choose_tail_kernel; kernel null: none), its grid and
-    // shape.
-    PassChoice tail_{};
-    dim3 tail_grid_;
-    PassShape tail_shape_{};
+    // The run's pass kernel, and the kernel of a batch's shorter passes (heat::choose_tail_kernel).
+    PassPlan run_{}, tail_{};
     std::unique_ptr<double[]> checkpoint_; // N*M where checkpoints are asked for
     std::chrono::steady_clock::time_point start_;
 };
@@ -149,13 +150,16 @@ private:
 // passes) and their geometry: strips of W columns, H rows per block (plan_rows_per_block), remembered on the
 // context for the next call of the same shape.
 void HeatRun::plan_passes() {
-    pass_ = heat::choose_pass_kernel(ctx_);
-    plan_shape(pass_, ctx_.heat().plan, shape_, pass_grid_);
-    tail_ = heat::choose_tail_kernel(ctx_, pass_);
-    if (tail_.kernel) plan_shape(tail_, ctx_.heat().tail_plan, tail_shape_, tail_grid_);
+    run_.choice = heat::choose_pass_kernel(ctx_);
+    plan_shape(run_, ctx_.heat().plan);
+    tail_.choice = heat::choose_tail_kernel(ctx_, run_.choice);
+    if (tail_.choice.kernel) plan_shape(tail_, ctx_.heat().tail_plan);
 }
 
-void HeatRun::plan_shape(const PassChoice &choice, HeatBuffers::Plan &plan, PassShape &shape, dim3 &grid) {
+void HeatRun::plan_shape(PassPlan &pass, HeatBuffers::Plan &plan) {
+    const PassChoice &choice = pass.choice;
+    PassShape &shape = pass.shape;
+    dim3 &grid = pass.grid;
     const PassKernel &k = *choice.kernel;
     const size_t N = job_.rows, M = job_.cols;
     const int T = k.levels;
@@ -186,9 +190,10 @@ void HeatRun::allocate() {
     const size_t N = job_.rows, M = job_.cols;
     const size_t pitch = (M + 31) / 32 * 32; // 256-byte rows
     HeatBuffers &hb = ctx_.heat();
-    level_parts_ = (size_t)pass_grid_.x * pass_grid_.y * pass_.kernel->levels;
-    if (tail_.kernel)
-        level_parts_ = std::max(level_parts_, (size_t)tail_grid_.x * tail_grid_.y * tail_.kernel->levels);
+    for (const PassPlan *p : {&run_, &tail_})
+        if (p->choice.kernel)
+            level_parts_ =
+                std::max(level_parts_, (size_t)p->grid.x * p->grid.y * (size_t)p->choice.kernel->levels);
     layout_ = WorkLayout(level_parts_, N);
     // The C boundary checked that (N+2)*(M+2) fits; the padded rows may not.
     if (N + 2 > SIZE_MAX / (2 * sizeof(double)) / pitch)
@@ -292,11 +297,12 @@ void HeatRun::upload() {
 // A pass of `levels` iterations, on the tail kernel where `tail`, and the bookkeeping of its maxdiffs (in
 // its last block, or a kernel of its own).
 void HeatRun::enqueue_pass(int levels, bool checking, bool to_final, bool tail) {
-    const dim3 grid = tail ? tail_grid_ : pass_grid_;
-    heat::launch_pass(tail ? *tail_.kernel : *pass_.kernel, checking, grid, stream_, views_, cond_,
-                      work<DeviceState>(WorkLayout::state), tail ? tail_shape_ : shape_, levels, to_final,
-                      false, finish_in_pass_ ? nullptr : work<double>(layout_.level_partials),
-                      finish_in_pass_, "heat pass_kernel", pdl_);
+    const PassPlan &pass = tail ? tail_ : run_;
+    const dim3 grid = pass.grid;
+    heat::launch_pass(*pass.choice.kernel, checking, grid, stream_, views_, cond_,
+                      work<DeviceState>(WorkLayout::state), pass.shape, levels, to_final, false,
+                      finish_in_pass_ ? nullptr : work<double>(layout_.level_partials), finish_in_pass_,
+                      "heat pass_kernel", pdl_);
     if (finish_in_pass_) return;
     const cudaError_t pending = cudaPeekAtLastError();
     const heat::LaunchConfig c(dim3(1), kFinishThreads, 0, stream_, pdl_);
@@ -312,16 +318,16 @@ void HeatRun::enqueue_pass(int levels, bool checking, bool to_final, bool tail) 
 // run's first pass checks the inputs; the pass that ends the run writes a device tfinal, unless it is the
 // checking one (nothing may be written to the outputs before the inputs are known good).
 void HeatRun::enqueue_iterations(size_t count, bool first_batch, bool ends_run) {
-    const heat::PassSplit split = heat::split_passes(count, pass_.levels, tail_.levels);
+    const heat::PassSplit split = heat::split_passes(count, run_.choice.levels, tail_.choice.levels);
     const size_t passes = split.whole + (split.rest[0] > 0) + (split.rest[1] > 0);
     for (size_t i = 0; i < passes; ++i) {
         const bool whole = i < split.whole;
-        const int levels = whole ? pass_.levels : split.rest[i - split.whole];
+        const int levels = whole ? run_.choice.levels : split.rest[i - split.whole];
         const bool checking = first_batch && i == 0, last = ends_run && i + 1 == passes;
         enqueue_pass(levels, checking, last && tfinal_direct_ && !checking, !whole && split.tail);
     }
-    heat::launch_pass(*pass_.kernel, false, pass_grid_, stream_, views_, cond_,
-                      work<DeviceState>(WorkLayout::state), shape_, 0, false, true, nullptr, false,
+    heat::launch_pass(*run_.choice.kernel, false, run_.grid, stream_, views_, cond_,
+                      work<DeviceState>(WorkLayout::state), run_.shape, 0, false, true, nullptr, false,
                       "heat pass_kernel (recomputation)", pdl_);
 }
 
@@ -486,7 +492,7 @@ void HeatRun::run() {
     };
     Batch flight[2];
     int in_flight = 0, next_slot = 0;
-    const size_t L = (size_t)pass_.levels, max_batch = std::max<size_t>(L, kMaxBatch / L * L);
+    const size_t L = (size_t)run_.choice.levels, max_batch = std::max<size_t>(L, kMaxBatch / L * L);
     const size_t start = job_.start_iteration;
     // A quiet run (no report, progress or checkpoint callback: nothing can stop it or look into it before it
     // ends) needs no early look at the state where it cannot converge either (threshold 0): its batches are
