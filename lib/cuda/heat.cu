@@ -138,7 +138,6 @@ private:
     Views views_{};
     const double *cond_ = nullptr;
     char *work_ = nullptr, *host_ = nullptr;
-    size_t level_parts_ = 0;
     WorkLayout layout_{0, 0};
     // The run's pass kernel, and the kernel of a batch's shorter passes (heat::choose_tail_kernel).
     PassPlan run_{}, tail_{};
@@ -190,11 +189,13 @@ void HeatRun::allocate() {
     const size_t N = job_.rows, M = job_.cols;
     const size_t pitch = (M + 31) / 32 * 32; // 256-byte rows
     HeatBuffers &hb = ctx_.heat();
+    // Per-block maxima only for passes finished by a kernel of their own (GPK_TEST_HEAT_FINISH=kernel).
+    size_t level_parts = 0;
     for (const PassPlan *p : {&run_, &tail_})
-        if (p->choice.kernel)
-            level_parts_ =
-                std::max(level_parts_, (size_t)p->grid.x * p->grid.y * (size_t)p->choice.kernel->levels);
-    layout_ = WorkLayout(level_parts_, N);
+        if (p->choice.kernel && !finish_in_pass_)
+            level_parts =
+                std::max(level_parts, (size_t)p->grid.x * p->grid.y * (size_t)p->choice.kernel->levels);
+    layout_ = WorkLayout(level_parts, N);
     // The C boundary checked that (N+2)*(M+2) fits; the padded rows may not.
     if (N + 2 > SIZE_MAX / (2 * sizeof(double)) / pitch)
         fail(GPK_ERR_OUT_OF_MEMORY, "heat: a " + std::to_string(N) + " x " + std::to_string(M) +

@@ -142,16 +142,15 @@ __device__ __forceinline__ void finish_pass(const double (&lm)[kMaxPassLevels], 
         state->iter = iter + levels;
         return;
     }
+    const int done = converged_level + 1; // the levels up to the one that converged
     state->converged = 1;
-    state->iter = iter + converged_level + 1;
-    state->niter = iter + converged_level + 1;
+    state->iter = state->niter = iter + done;
     state->buffer = dst;
-    if (converged_level + 1 < levels) {
+    if (done < levels) {
         state->redo = 1;
-        state->redo_levels = converged_level + 1;
+        state->redo_levels = done;
         state->redo_source = source;
-        state->redo_dst = redo_to_final ? kFinal : dst;
-        state->buffer = redo_to_final ? kFinal : dst;
+        state->redo_dst = state->buffer = redo_to_final ? kFinal : dst;
     }
 }
 
