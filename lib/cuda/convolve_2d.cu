@@ -134,21 +134,42 @@ bool byte_taps(const gpk_filter &f) {
     return true;
 }
 
-// Output rows per block of the strip kernel; 0 where it is not to be used. The internal knob
-// GPK_TEST_CONV_STRIP (NOTES.md) sets "off" or a row count (rounded up to whole chunks of 8), for
-// benchmarks and tests.
-constexpr int kStripRowsDefault = 8;
-
+// Output rows per block of the strip kernels as the internal knob GPK_TEST_CONV_STRIP (NOTES.md) sets them,
+// for benchmarks and tests: -1 for "off" (the 3 x 3 strip kernel not used), else a row count (each kernel
+// rounds it up to its whole chunks), or 0 where unset (one chunk a block).
 int strip_rows_knob() {
     const char *text = std::getenv("GPK_TEST_CONV_STRIP");
-    if (!text || !*text) return kStripRowsDefault;
-    if (std::strcmp(text, "off") == 0) return 0;
+    if (!text || !*text) return 0;
+    if (std::strcmp(text, "off") == 0) return -1;
     int rows = 0;
     char extra = 0;
     if (std::sscanf(text, "%d%c", &rows, &extra) != 1 || rows < 1 || rows > 4096)
         invalid(std::string("GPK_TEST_CONV_STRIP is \"") + text +
                 "\"; expected off or a row count (1 to 4096)");
-    return (rows + kStripChunk - 1) / kStripChunk * kStripChunk;
+    return rows;
+}
+
+// `rows` (0: one chunk) in whole chunks of `chunk` rows.
+int chunk_rows(int rows, int chunk) {
+    return rows > 0 ? (rows + chunk - 1) / chunk * chunk : chunk;
+}
+
+// Output rows a chunk of the 3 x 3 strip kernel: 4 where sums are written (12 blocks an SM at 40 registers:
+// 0.062-0.063 ms at 8192^2 on the H100 against 0.068 in chunks of 8 and 0.071-0.072 in chunks of 2, which
+// spill under 32 registers), 8 for both passes of min/max (in chunks of 4, the fold pass in blocks of 8
+// rows at 40 registers and the write pass at 47 without spills: lp3 + min/max 0.142-0.145 ms against
+// 0.137-0.139).
+template <StripMode M> constexpr int strip_chunk() {
+    return M == StripMode::divide ? 4 : 8;
+}
+
+// The internal knob GPK_TEST_CONV_STRIP_CHUNK (NOTES.md): "8" for chunks of 8 where sums are written too
+// (the kernel before, for benchmarks and tests), else 0.
+int strip_chunk_knob() {
+    const char *text = std::getenv("GPK_TEST_CONV_STRIP_CHUNK");
+    if (!text || !*text || std::strcmp(text, "4") == 0) return 0;
+    if (std::strcmp(text, "8") == 0) return 8;
+    invalid(std::string("GPK_TEST_CONV_STRIP_CHUNK is \"") + text + "\"; expected 4 or 8");
 }
 
 // The grid of a strip kernel: x covers `groups` interior thread groups in blocks of kStripThreads, then
@@ -167,9 +188,12 @@ bool out_aligned_for_strip(const PassArgs &a) {
     return reinterpret_cast<uintptr_t>(a.out.base) % kStripCols == 0 && a.out.pitch % kStripCols == 0;
 }
 
-template <StripMode M, bool Signed, StripDiv D>
-unsigned launch_strip_kernel(const PassArgs &a, const ByteTaps<3> &taps, const U8Divider &dv, int rows,
+template <StripMode M, bool Signed, StripDiv D, int C = strip_chunk<M>()>
+unsigned launch_strip_kernel(const PassArgs &a, const ByteTaps<3> &taps, const U8Divider &dv, int knob_rows,
                              cudaStream_t s) {
+    if constexpr (M == StripMode::divide && C == strip_chunk<M>())
+        if (strip_chunk_knob() == 8) return launch_strip_kernel<M, Signed, D, 8>(a, taps, dv, knob_rows, s);
+    const int rows = chunk_rows(knob_rows, C);
     const long long groups = strip_groups(a.shape.width), rows_in = a.src.rows, width = a.shape.width;
     // Every padded row an output needs lies in [-1, rows_in]: true of whole images (row0 = first output row
     // - 1) and of staged bands (their halo rows in place).
@@ -179,7 +203,7 @@ unsigned launch_strip_kernel(const PassArgs &a, const ByteTaps<3> &taps, const U
                          border_index(-1, width, b), border_index(width, width, b)};
     const dim3 grid = strip_grid(a, groups, rows, M);
     if (grid.x == 0) return 0;
-    conv3x3_u8_strip_kernel<M, Signed, D><<<grid, kStripThreads, 0, s>>>(
+    conv3x3_u8_strip_kernel<M, Signed, D, C><<<grid, kStripThreads, 0, s>>>(
         a.src, a.shape, a.out, taps, dv, bd, rows, groups, out_aligned_for_strip(a));
     check_launch("conv3x3_u8_strip_kernel");
     return grid.x * grid.y;
@@ -202,7 +226,8 @@ template <StripDiv D> using DivTag = std::integral_constant<StripDiv, D>;
 
 // Launches a strip kernel in the way the pass finishes its sums: launch(mode, signed, divider form, dv,
 // rows), the first three as std::integral_constant tags, returning the blocks launched or 0. The fold pass
-// takes `rows` a block where its partials have room, else kMinBlockRows (which blocks_bound counts). Sums
+// takes `rows` a block (0: the kernel's default) where its partials have room, else kMinBlockRows (which
+// blocks_bound counts). Sums
 // of taps that are all >= 0 and are divided take a multiply-high where the divider's shift is 32 (StripDiv
 // says why every 3 x 3 byte filter has one); other dividers are the other kernels'.
 template <class Launch>
@@ -246,7 +271,7 @@ bool strip_case(const PassArgs &a) {
 unsigned launch_strip(const PassArgs &a, cudaStream_t s) {
     if (a.filter->separable || a.filter->kh != 3 || !strip_case(a)) return 0;
     const int rows = strip_rows_knob();
-    if (rows == 0) return 0;
+    if (rows < 0) return 0;
     ByteTaps<3> taps;
     const bool is_signed = pack_byte_taps(*a.filter, taps);
     return launch_strip_modes(a, is_signed, rows, [&](auto m, auto sg, auto d, const U8Divider &dv, int r) {
@@ -316,9 +341,8 @@ template <int K> unsigned launch_rank1_k(const PassArgs &a, cudaStream_t s) {
     bool is_signed = false;
     for (const std::vector<double> *v : {&f.taps, &f.row, &f.col})
         for (double t : *v) is_signed |= t < 0;
-    // Strips of the 3 x 3 kernel's rows (its knob), 8 where that kernel is off.
-    int rows = strip_rows_knob();
-    if (rows == 0) rows = kStripRowsDefault;
+    // Strips of the 3 x 3 kernel's rows (its knob) in chunks of 8, one chunk where unset or off.
+    const int rows = chunk_rows(std::max(strip_rows_knob(), 0), kStripChunk);
     return launch_strip_modes(a, is_signed, rows, [&](auto m, auto sg, auto d, const U8Divider &dv, int r) {
         return launch_rank1_kernel<K, decltype(m)::value, decltype(sg)::value, decltype(d)::value>(a, taps,
                                                                                                    dv, r, s);

@@ -2,7 +2,7 @@
 // 8 consecutive outputs along x down a strip of rows: it reads each padded row with one 8-byte load, takes
 // the byte left of its 8 and the byte right of them from its neighbours in the warp (shuffles; the lanes
 // at the ends of the warp load that one byte), and adds the row to the three output rows it belongs to
-// (dp4a on the row's bytes shifted into place, taps as signed bytes). Rows go in chunks of 8 output rows,
+// (dp4a on the row's bytes shifted into place, taps as signed bytes). Rows go in chunks of C output rows,
 // unrolled, so that every accumulator, shift and store is known at compile time and the row's loads are
 // issued ahead of its sums. Interior threads never meet the row's ends: the columns whose window leaves
 // the row are computed by one extra block per strip, output by output through the border rule, so that no
@@ -24,7 +24,7 @@ enum class StripDiv { none, mulhi };
 
 constexpr int kStripThreads = 128; // a block: 128 threads side by side along x
 constexpr int kStripCols = 8;      // outputs per thread along x
-constexpr int kStripChunk = 8;     // output rows per unrolled pass down the strip
+constexpr int kStripChunk = 8;     // output rows per unrolled pass down the strip (rank-1; 3 x 3: C)
 
 // Interior thread groups g = 1 .. strip_groups(width) cover x0 = 8 g .. 8 g + 7: their windows (x0 - 1 ..
 // x0 + 8) lie inside the row. Columns 0 .. 7 and those from 8 (groups + 1) on are the edge block's.
@@ -160,7 +160,7 @@ __device__ __forceinline__ void finish_strip_row(F &f, const int (&sums)[kStripC
 
 // The interior: thread group g = blockIdx.x * 128 + threadIdx.x + 1 (threads past the last group read the
 // last group's bytes, for their neighbours' shuffles, and write nothing).
-template <class F>
+template <int C, class F>
 __device__ __forceinline__ void
 strip_interior(F &f, const SourceRows &src, const Shape &sh, const Output &out, const ByteTaps<3> &taps,
                const StripBorder &bd, int y0, int y_end, long long groups, bool out_aligned) {
@@ -171,10 +171,10 @@ strip_interior(F &f, const SourceRows &src, const Shape &sh, const Output &out, 
     const bool loads_right = lane == 31 || g == groups; // its right neighbour is not the next 8 bytes
     const unsigned char *column = reinterpret_cast<const unsigned char *>(src.base) + x0;
 #pragma unroll 1
-    for (int c0 = y0; c0 < y_end; c0 += kStripChunk) {
-        int acc[kStripChunk][kStripCols];
+    for (int c0 = y0; c0 < y_end; c0 += C) {
+        int acc[C][kStripCols];
 #pragma unroll
-        for (int i = 0; i < kStripChunk + 2; ++i) {
+        for (int i = 0; i < C + 2; ++i) {
             // Padded row c0 + i as words: bytes x0 - 4 .. x0 + 11, of which x0 - 1 .. x0 + 8 are used.
             const long long r = bd.row(src.row0 + c0 + i, src.rows);
             unsigned win[4];
@@ -186,7 +186,7 @@ strip_interior(F &f, const SourceRows &src, const Shape &sh, const Output &out, 
 #pragma unroll
                 for (int a = 0; a < 3; ++a) {
                     const int row = i - a; // output row c0 + row takes filter row a from this padded row
-                    if (row >= 0 && row < kStripChunk)
+                    if (row >= 0 && row < C)
                         acc[row][j] = dot4_u8s8(v, taps.w[a], a == 0 ? f.init() : acc[row][j]);
                 }
             }
@@ -241,10 +241,25 @@ __device__ __forceinline__ void strip_edges(F &f, const SourceRows &src, const S
     });
 }
 
+// `want` blocks of kStripThreads, or as many as an SM of the architecture being compiled holds if fewer
+// (sm_75: 1024 threads; sm_86, 87, 89: 1536; others 2048), so that launch bounds never ask for more.
+constexpr int strip_blocks_cap(int want) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+    constexpr int threads = 1024;
+#elif defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 860 || __CUDA_ARCH__ == 870 || __CUDA_ARCH__ == 890)
+    constexpr int threads = 1536;
+#else
+    constexpr int threads = 2048;
+#endif
+    return want < threads / kStripThreads ? want : threads / kStripThreads;
+}
+
 // Grid: x covers the interior groups in blocks of 128, then one edge block; y the band's output rows in
-// strips of `strip_rows`. The source base and pitch are multiples of 8; `out_aligned`: so are the output's.
-template <StripMode M, bool Signed, StripDiv D>
-__global__ void __launch_bounds__(kStripThreads, 8)
+// strips of `strip_rows` (whole chunks of C rows but the band's last). The source base and pitch are
+// multiples of 8; `out_aligned`: so are the output's. Chunks of 4 rows hold 32 sums a thread instead of 64,
+// which lets 12 blocks share an SM (40 registers) instead of 8.
+template <StripMode M, bool Signed, StripDiv D, int C>
+__global__ void __launch_bounds__(kStripThreads, strip_blocks_cap(C <= 4 ? 12 : 8))
     conv3x3_u8_strip_kernel(SourceRows src, Shape sh, Output out, ByteTaps<3> taps, U8Divider dv,
                             StripBorder bd, int strip_rows, long long groups, bool out_aligned) {
     StripFinish<M, Signed, D> f = make_strip_finish<M, Signed, D>(dv, out);
@@ -253,7 +268,7 @@ __global__ void __launch_bounds__(kStripThreads, 8)
     if (blockIdx.x == gridDim.x - 1)
         strip_edges(f, src, sh, out, taps, bd, y0, y_end, groups);
     else
-        strip_interior(f, src, sh, out, taps, bd, y0, y_end, groups, out_aligned);
+        strip_interior<C>(f, src, sh, out, taps, bd, y0, y_end, groups, out_aligned);
     if constexpr (M == StripMode::fold)
         fold_minmax<int>(f.fold_mn <= f.fold_mx, f.fold_mn, f.fold_mx, 0, out);
 }

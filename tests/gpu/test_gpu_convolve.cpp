@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <random>
+#include <utility>
 
 namespace {
 
@@ -290,10 +291,11 @@ void test_kernels(gpu::Contexts &ctxs) {
 }
 
 // The u8 3x3 strip kernel (convolve_strip.cuh) on device images against the CPU backend: widths around its
-// 8-byte groups, its edge block and its 128-thread blocks; heights around its 8-row chunks and its strips
-// of 8, 16 and 24 rows (GPK_TEST_CONV_STRIP); every border; each way of finishing a sum (division through
-// a multiply-high, none, signed taps, both passes of min/max); input rows 8-byte aligned, as it needs, and
-// output rows aligned or not.
+// 8-byte groups, its edge block and its 128-thread blocks; heights around its chunks (4 rows where sums
+// are written, 8 for min/max; 8 for both with GPK_TEST_CONV_STRIP_CHUNK=8) and its strips of one chunk (the
+// default), 8, 16 and 24 rows (GPK_TEST_CONV_STRIP); every border; each way of finishing a sum (division
+// through a multiply-high, none, signed taps, both passes of min/max); input rows 8-byte aligned, as it
+// needs, and output rows aligned or not.
 void test_strip_kernel(gpu::Contexts &ctxs) {
     const bool quick = gpu::quick();
     const std::vector<size_t> widths =
@@ -309,12 +311,19 @@ void test_strip_kernel(gpu::Contexts &ctxs) {
                     {"int2d:3:3", GPK_NORMALIZE_SUM},
                     {"int2d:3:3", GPK_NORMALIZE_NONE},
                     {"lp3", GPK_NORMALIZE_MINMAX}};
-    const char *strips[] = {"8", "16", "24"};
+    // Strip rows and chunk rows where sums are written ("": the default); quick mode takes the first.
+    const char *forms[][2] = {{"", ""}, {"8", ""}, {"16", ""}, {"24", ""}, {"", "8"}, {"16", "8"}};
     uint64_t seed = 7000;
     size_t cases = 0;
-    for (const char *strip : strips) {
-        if (quick && strip != strips[0]) break;
-        setenv("GPK_TEST_CONV_STRIP", strip, 1);
+    for (const auto &form : forms) {
+        if (quick && &form != &forms[0]) break;
+        const char *strip = form[0], *chunk = form[1];
+        for (const auto &[name, value] :
+             {std::pair{"GPK_TEST_CONV_STRIP", strip}, std::pair{"GPK_TEST_CONV_STRIP_CHUNK", chunk}})
+            if (*value)
+                setenv(name, value, 1);
+            else
+                unsetenv(name);
         for (size_t w : widths)
             for (size_t h : heights)
                 for (gpk_border b : kBorders)
@@ -328,7 +337,7 @@ void test_strip_kernel(gpu::Contexts &ctxs) {
                         const gpk_status st = convolve(ctxs.cpu, k, f, img.data(), want.data());
                         if (st == GPK_OK)
                             run_on(ctxs.cuda, nullptr, Memory::device, Memory::device, k, f, img, want, true,
-                                   describe(k) + " strip " + strip);
+                                   describe(k) + " strip '" + strip + "' chunk '" + chunk + "'");
                         else // random taps that sum to 0: rejected by both backends
                             CHECK_STATUS(ctxs.cuda, convolve(ctxs.cuda, k, f, img.data(), want.data()), st);
                         gpk_filter_destroy(f);
@@ -336,6 +345,7 @@ void test_strip_kernel(gpu::Contexts &ctxs) {
                     }
     }
     unsetenv("GPK_TEST_CONV_STRIP");
+    unsetenv("GPK_TEST_CONV_STRIP_CHUNK");
     std::printf("strip kernel: %zu cases\n", cases);
 }
 

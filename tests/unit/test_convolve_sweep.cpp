@@ -421,7 +421,7 @@ Setup random_setup(const Case &k) {
         s.cpu_strip = pick_of(strips);
         s.cpu_isa = pick_of(isas);
     } else {
-        const char *rows[] = {"", "", "8", "16", "24", "40", "off"};
+        const char *rows[] = {"", "", "4", "8", "12", "16", "24", "40", "off"};
         s.gpu_strip = pick_of(rows);
         const char *rank1[] = {"", "", "all", "off"};
         s.gpu_rank1 = pick_of(rank1);
