@@ -227,9 +227,9 @@ template <StripDiv D> using DivTag = std::integral_constant<StripDiv, D>;
 // Launches a strip kernel in the way the pass finishes its sums: launch(mode, signed, divider form, dv,
 // rows), the first three as std::integral_constant tags, returning the blocks launched or 0. The fold pass
 // takes `rows` a block (0: the kernel's default) where its partials have room, else kMinBlockRows (which
-// blocks_bound counts). Sums
-// of taps that are all >= 0 and are divided take a multiply-high where the divider's shift is 32 (StripDiv
-// says why every 3 x 3 byte filter has one); other dividers are the other kernels'.
+// blocks_bound counts). Sums of taps that are all >= 0 and are divided take a multiply-high where the
+// divider's shift is 32 (StripDiv says why every 3 x 3 byte filter has one); other dividers are the other
+// kernels'.
 template <class Launch>
 unsigned launch_strip_modes(const PassArgs &a, bool is_signed, int rows, const Launch &launch) {
     using B0 = std::false_type;
