@@ -209,13 +209,27 @@ unsigned launch_strip_kernel(const PassArgs &a, const ByteTaps<3> &taps, const U
     return grid.x * grid.y;
 }
 
-template <int K, StripMode M, bool Signed, StripDiv D>
+// Output rows a chunk of the rank-1 kernel where sums are written, 4 or 8 (in blocks of whole chunks of
+// 8): 4 at K = 7 and 9 (72 registers against 96-121, 6 blocks an SM against 4: 8192^2 box 7 x 7 0.125-0.128
+// ms against 0.139, 9 x 9 0.169-0.171 against 0.191-0.193 on the H100), 8 at K = 5 (0.099-0.100 either
+// way, and chunks of 4 spill under their 64-register cap); 8 for min/max. The internal knob
+// GPK_TEST_CONV_RANK1_CHUNK=4|8 (NOTES.md) sets it for K = 5, 7 and 9, for benchmarks and tests.
+template <int K> int rank1_chunk() {
+    const char *text = std::getenv("GPK_TEST_CONV_RANK1_CHUNK");
+    if (!text || !*text) return K >= 7 ? 4 : 8;
+    if (std::strcmp(text, "4") == 0 || std::strcmp(text, "8") == 0) return text[0] - '0';
+    invalid(std::string("GPK_TEST_CONV_RANK1_CHUNK is \"") + text + "\"; expected 4 or 8");
+}
+
+template <int K, StripMode M, bool Signed, StripDiv D, int C = kStripChunk>
 unsigned launch_rank1_kernel(const PassArgs &a, const Rank1Taps<K> &taps, const U8Divider &dv, int rows,
                              cudaStream_t s) {
+    if constexpr (M == StripMode::divide && K > 3 && C == kStripChunk)
+        if (rank1_chunk<K>() == 4) return launch_rank1_kernel<K, M, Signed, D, 4>(a, taps, dv, rows, s);
     const long long groups = rank1_groups(a.shape.width);
     const dim3 grid = strip_grid(a, groups, rows, M);
     if (grid.x == 0) return 0;
-    conv_rank1_u8_strip_kernel<K, M, Signed, D><<<grid, kStripThreads, 0, s>>>(
+    conv_rank1_u8_strip_kernel<K, M, Signed, D, C><<<grid, kStripThreads, 0, s>>>(
         a.src, a.shape, a.out, taps, dv, rows, groups, out_aligned_for_strip(a));
     check_launch("conv_rank1_u8_strip_kernel");
     return grid.x * grid.y;

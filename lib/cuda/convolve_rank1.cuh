@@ -27,7 +27,7 @@ __host__ __device__ inline long long rank1_groups(long long width) {
     return width >= 20 ? (width - 12) / kStripCols : 0;
 }
 
-template <int K, class F>
+template <int K, int C, class F>
 __device__ __forceinline__ void rank1_interior(F &f, const SourceRows &src, const Shape &sh,
                                                const Output &out, const Rank1Taps<K> &taps, int y0, int y_end,
                                                long long groups, bool out_aligned) {
@@ -39,10 +39,10 @@ __device__ __forceinline__ void rank1_interior(F &f, const SourceRows &src, cons
     const bool loads_right = lane == 31 || g >= groups; // its right neighbour is not the next 8 bytes
     const unsigned char *column = reinterpret_cast<const unsigned char *>(src.base) + x0;
 #pragma unroll 1
-    for (int c0 = y0; c0 < y_end; c0 += kStripChunk) {
-        int acc[kStripChunk][kStripCols];
+    for (int c0 = y0; c0 < y_end; c0 += C) {
+        int acc[C][kStripCols];
 #pragma unroll
-        for (int i = 0; i < kStripChunk + K - 1; ++i) {
+        for (int i = 0; i < C + K - 1; ++i) {
             // Padded row c0 + i as words: bytes x0 - 4 .. x0 + 11 (win[4] only meets zero taps).
             const long long r = border_index(src.row0 + c0 + i, src.rows, sh.border);
             unsigned w[4];
@@ -60,8 +60,7 @@ __device__ __forceinline__ void rank1_interior(F &f, const SourceRows &src, cons
 #pragma unroll
                 for (int a = 0; a < K; ++a) {
                     const int row = i - a; // output row c0 + row takes filter row a from this padded row
-                    if (row >= 0 && row < kStripChunk)
-                        acc[row][j] = (a == 0 ? f.init() : acc[row][j]) + taps.r[a] * h;
+                    if (row >= 0 && row < C) acc[row][j] = (a == 0 ? f.init() : acc[row][j]) + taps.r[a] * h;
                 }
             }
             const int done = i - (K - 1);
@@ -97,10 +96,11 @@ __device__ __forceinline__ void rank1_edges(F &f, const SourceRows &src, const S
 }
 
 // Grid: x covers the interior groups in blocks of 128, then one edge block; y the band's output rows in
-// strips of `strip_rows`. The source base and pitch are multiples of 8; `out_aligned`: so are the output's.
-// K rows of 8 sums are live at a time: 3 x 3 fits 64 registers a thread, 5 x 5 85, 7 and 9 128.
-template <int K, StripMode M, bool Signed, StripDiv D>
-__global__ void __launch_bounds__(kStripThreads, K <= 3 ? 8 : (K <= 5 ? 6 : 4))
+// strips of `strip_rows` (whole chunks of C rows). The source base and pitch are multiples of 8;
+// `out_aligned`: so are the output's. min(K, C) rows of 8 sums are live at a time: in chunks of 8, 3 x 3
+// fits 64 registers a thread, 5 x 5 85, 7 and 9 128; in chunks of 4, 7 and 9 fit 85.
+template <int K, StripMode M, bool Signed, StripDiv D, int C>
+__global__ void __launch_bounds__(kStripThreads, C <= 4 ? (K <= 5 ? 8 : 6) : (K <= 3 ? 8 : (K <= 5 ? 6 : 4)))
     conv_rank1_u8_strip_kernel(SourceRows src, Shape sh, Output out, Rank1Taps<K> taps, U8Divider dv,
                                int strip_rows, long long groups, bool out_aligned) {
     StripFinish<M, Signed, D> f = make_strip_finish<M, Signed, D>(dv, out);
@@ -109,7 +109,7 @@ __global__ void __launch_bounds__(kStripThreads, K <= 3 ? 8 : (K <= 5 ? 6 : 4))
     if (blockIdx.x == gridDim.x - 1)
         rank1_edges<K>(f, src, sh, out, taps, y0, y_end, groups);
     else
-        rank1_interior<K>(f, src, sh, out, taps, y0, y_end, groups, out_aligned);
+        rank1_interior<K, C>(f, src, sh, out, taps, y0, y_end, groups, out_aligned);
     if constexpr (M == StripMode::fold)
         fold_minmax<int>(f.fold_mn <= f.fold_mx, f.fold_mn, f.fold_mx, 0, out);
 }

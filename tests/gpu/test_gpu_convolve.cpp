@@ -356,7 +356,9 @@ void test_strip_kernel(gpu::Contexts &ctxs) {
 // heights around its 8-row chunks, strips of 8, 16 and 24 rows (GPK_TEST_CONV_STRIP) and rows shorter than
 // the filter; every border, with the finishes in turn; every way of finishing (multiply-high division, none,
 // signed, both min/max passes); the kernel on for 3 x 3 too (GPK_TEST_CONV_RANK1=all) and off (the 2D
-// kernels, same bits). Input rows 8-byte aligned, as it needs; output rows aligned or not.
+// kernels, same bits); written sums in chunks of 4 rows (the default at K = 7 and 9) and of 8 (at K = 5,
+// and for all with GPK_TEST_CONV_RANK1_CHUNK=8). Input rows 8-byte aligned, as it needs; output rows
+// aligned or not.
 void test_rank1_kernel(gpu::Contexts &ctxs) {
     const bool quick = gpu::quick();
     const std::vector<size_t> widths =
@@ -373,7 +375,8 @@ void test_rank1_kernel(gpu::Contexts &ctxs) {
                     {"rank1wide", GPK_NORMALIZE_SUM}, {"rank1", GPK_NORMALIZE_MINMAX},
                     {"rank1sep", GPK_NORMALIZE_SUM},  {"rank1sep", GPK_NORMALIZE_MINMAX},
                     {"box", GPK_NORMALIZE_SUM},       {"boxsep", GPK_NORMALIZE_SUM}};
-    const char *modes[][2] = {{"", ""}, {"16", "all"}, {"24", ""}, {"8", "off"}}; // strip rows, rank-1 knob
+    // Strip rows, GPK_TEST_CONV_RANK1, GPK_TEST_CONV_RANK1_CHUNK.
+    const char *modes[][3] = {{"", "", ""}, {"16", "all", ""}, {"24", "", "8"}, {"8", "off", ""}};
     uint64_t seed = 9000;
     size_t cases = 0, turn = 0;
     for (size_t m = 0; m < sizeof modes / sizeof modes[0]; ++m) {
@@ -381,6 +384,7 @@ void test_rank1_kernel(gpu::Contexts &ctxs) {
         if (quick && m > 1) break;
         if (*mode[0]) setenv("GPK_TEST_CONV_STRIP", mode[0], 1);
         if (*mode[1]) setenv("GPK_TEST_CONV_RANK1", mode[1], 1);
+        if (*mode[2]) setenv("GPK_TEST_CONV_RANK1_CHUNK", mode[2], 1);
         for (int kk : {3, 5, 7, 9})
             for (size_t w : widths)
                 for (size_t h : heights)
@@ -404,8 +408,8 @@ void test_rank1_kernel(gpu::Contexts &ctxs) {
                         seed += 2;
                         std::vector<unsigned char> want(k.out_stride() * k.height, kPoison);
                         const gpk_status st = convolve(ctxs.cpu, k, f, img.data(), want.data());
-                        const std::string what =
-                            describe(k) + " strip '" + mode[0] + "' rank1 '" + mode[1] + "'";
+                        const std::string what = describe(k) + " strip '" + mode[0] + "' rank1 '" + mode[1] +
+                                                 "' chunk '" + mode[2] + "'";
                         if (st == GPK_OK)
                             run_on(ctxs.cuda, nullptr, Memory::device, Memory::device, k, f, img, want, true,
                                    what);
@@ -416,6 +420,7 @@ void test_rank1_kernel(gpu::Contexts &ctxs) {
                     }
         unsetenv("GPK_TEST_CONV_STRIP");
         unsetenv("GPK_TEST_CONV_RANK1");
+        unsetenv("GPK_TEST_CONV_RANK1_CHUNK");
     }
     // Staged (host) images and pointers of any alignment: the kernel where the staged rows allow it, the
     // other kernels otherwise, same bits.
