@@ -35,6 +35,15 @@ constexpr size_t kWideEntries = size_t(1) << 22;
 // Thread-private tables of all threads together, before fewer threads are used.
 constexpr size_t kTableBudget = size_t(512) << 20;
 
+// The scalar kernels prefetch their samples this far ahead, once per 32 bytes they count. On the Intel
+// development machine (Sapphire Rapids guest) the hardware prefetchers alone held a core's u32 stream to
+// 4.7 GB/s (2.2 cycles a sample against 0.7 on L2-resident data); 4 KiB ahead, one prefetch a 32 bytes,
+// measured 0.88 (2 KiB: 1.03-1.13, 8 KiB: 0.93-0.95; bursts of a block's lines ahead of it: 1.0-1.4).
+constexpr size_t kPrefetchAhead = 4096;
+inline void prefetch_ahead(const unsigned char *p) {
+    __builtin_prefetch(p + kPrefetchAhead, 0, 3);
+}
+
 template <class T> T load(const unsigned char *p) {
     T v;
     std::memcpy(&v, p, sizeof v);
@@ -108,8 +117,10 @@ template <class T, unsigned L, class Index> struct SampleKernel {
         const Index index = this->index; // locals: stores to the tables cannot change them
         const size_t ts = this->ts;
         size_t s = 0;
-        for (; s + L <= samples; s += L, p += L * sizeof(T))
+        for (; s + L <= samples; s += L, p += L * sizeof(T)) {
+            if ((s * sizeof(T)) % 32 < L * sizeof(T)) prefetch_ahead(p); // a group that starts a 32-byte span
             for (unsigned l = 0; l < L; ++l) ++tables[l * ts + index(load<T>(p + l * sizeof(T)))];
+        }
         for (unsigned l = 0; s < samples; ++s, ++l, p += sizeof(T)) ++tables[l * ts + index(load<T>(p))];
     }
 };
@@ -137,6 +148,7 @@ template <class T, unsigned C, unsigned L> struct ValueRunKernel {
     template <class Counter> void operator()(const unsigned char *p, size_t samples, Counter *tables) const {
         size_t s = 0;
         for (; s + kGroupSamples <= samples; s += kGroupSamples, p += 8 * kWords) {
+            prefetch_ahead(p);
             uint64_t w[kWords];
             for (unsigned k = 0; k < kWords; ++k) w[k] = load<uint64_t>(p + 8 * k);
             if (w[0] == (w[0] & kPixelMask) * kRepeat && w[1] == w[0] && w[2] == w[0] && w[3] == w[0]) {
@@ -182,6 +194,8 @@ template <class T, unsigned C, unsigned L> struct DirectKernel {
         const size_t ts = this->ts;
         size_t s = 0;
         for (; s + G <= samples; s += G, p += G * sizeof(T)) {
+            prefetch_ahead(p);
+            if (G > 8) prefetch_ahead(p + 64); // three channels: 96 bytes a group
             uint64_t any = 0;
             for (unsigned k = 0; k < kWords; ++k) any |= load<uint64_t>(p + 8 * k);
             if (uint32_t(any | any >> 32) >= fast_below) {
