@@ -9,7 +9,8 @@
 // each pass, GPK_TEST_HEAT_FINISH=kernel, with shorter passes in the plain form's general steps,
 // GPK_TEST_HEAT_PARTIAL=0, and on the run's kernel, GPK_TEST_HEAT_TAIL=0) and (at the smaller size)
 // pageable host pointers. `bench_heat sweep N [H...]` times kernels and block heights at N x N;
-// `bench_heat profile N [ITERS]` makes two calls for a profiler.
+// `bench_heat profile N [ITERS]` makes two calls for a profiler; `bench_heat fixed N ROUNDS [NAME=VALUE...]`
+// alternates a call's fixed cost with and without internal knobs.
 #include "gpk.h"
 
 #include <cuda_runtime.h>
@@ -386,6 +387,22 @@ int main(int argc, char **argv) {
         for (const char *which : {"first", "second"})
             std::printf("%s call, %zu iterations: %.3f ms\n", which, iters,
                         run_gpk(ctx, n, n, iters, in.t, in.c, in.out));
+        gpk_context_destroy(ctx);
+        return 0;
+    }
+    if (argc >= 4 && std::strcmp(argv[1], "fixed") == 0) {
+        // `bench_heat fixed N ROUNDS [NAME=VALUE...]`: a call's fixed cost at N x N on device pointers, in
+        // rounds that alternate the default with each internal knob given (A/B in one process).
+        const int n = std::atoi(argv[2]), rounds = std::max(1, std::atoi(argv[3]));
+        const DeviceInputs in((size_t)n * n);
+        for (int r = 0; r < rounds; ++r)
+            for (int a = 3; a < argc; ++a) {
+                const std::string knob = a == 3 ? "" : argv[a];
+                const std::string name = knob.substr(0, knob.find('='));
+                if (!knob.empty()) setenv(name.c_str(), knob.substr(name.size() + 1).c_str(), 1);
+                fixed_cost(ctx, n, in.t, in.c, in.out, knob.empty() ? "device" : knob.c_str(), 7);
+                if (!knob.empty()) unsetenv(name.c_str());
+            }
         gpk_context_destroy(ctx);
         return 0;
     }

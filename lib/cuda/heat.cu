@@ -135,6 +135,10 @@ private:
     // GPK_TEST_HEAT_FINISH=kernel (NOTES.md, internal knobs) launches finish_pass_kernel after each pass
     // instead.
     bool finish_in_pass_ = true;
+    // GPK_TEST_HEAT_OLD_IO=1 (NOTES.md, internal knobs): the state is copied from the host before the first
+    // pass, and the final statistics of a quiet run follow the last batch's read-back copies, as before the
+    // halo kernel wrote the state and the statistics went ahead of those copies.
+    bool old_io_ = false;
     Views views_{};
     const double *cond_ = nullptr;
     char *work_ = nullptr, *host_ = nullptr;
@@ -265,9 +269,21 @@ void HeatRun::upload() {
                               cudaMemcpyDefault, stream_),
               "cudaMemcpyAsync (conductivity)");
     const int initial = tinit_in_place_ ? heat::kInitial : heat::kGrid0;
+    DeviceState s{};
+    s.iter = job_.start_iteration;
+    s.first_bad_t = s.first_bad_c = ~0ull;
+    s.buffer = initial;
+    s.threshold = job_.threshold;
+    s.log = work<double>(WorkLayout::log);
+    s.log_capacity = kLogCapacity;
+    s.redo_to_final = tfinal_direct_;
+    host_state(0) = s;
+    // The halo kernel writes the state, unless fixed rows replace it or GPK_TEST_HEAT_OLD_IO=1 asks for the
+    // copy from the host.
+    const bool state_by_kernel = fixed.empty() && !old_io_;
     if (fixed.empty()) {
         heat::halo_rows_kernel<<<(unsigned)std::min<size_t>((M + 255) / 256, 1024), 256, 0, stream_>>>(
-            views_, initial);
+            views_, initial, state_by_kernel ? work<DeviceState>(WorkLayout::state) : nullptr, s);
         check_launch("heat halo_rows_kernel");
     } else {
         for (int b = heat::kGrid0; b <= heat::kGrid1; ++b)
@@ -282,17 +298,9 @@ void HeatRun::upload() {
     if (job_.on_report && job_.period)
         check(cudaMemsetAsync(work_ + layout_.row_stats, 0, 3 * N * sizeof(double), stream_),
               "cudaMemsetAsync (row statistics)");
-    DeviceState s{};
-    s.iter = job_.start_iteration;
-    s.first_bad_t = s.first_bad_c = ~0ull;
-    s.buffer = initial;
-    s.threshold = job_.threshold;
-    s.log = work<double>(WorkLayout::log);
-    s.log_capacity = kLogCapacity;
-    s.redo_to_final = tfinal_direct_;
-    host_state(0) = s;
-    check(cudaMemcpyAsync(work_, host_, sizeof(DeviceState), cudaMemcpyHostToDevice, stream_),
-          "cudaMemcpyAsync (state)");
+    if (!state_by_kernel)
+        check(cudaMemcpyAsync(work_, host_, sizeof(DeviceState), cudaMemcpyHostToDevice, stream_),
+              "cudaMemcpyAsync (state)");
 }
 
 // A pass of `levels` iterations, on the tail kernel where `tail`, and the bookkeeping of its maxdiffs (in
@@ -478,6 +486,8 @@ void HeatRun::run() {
     pdl_ = ctx_.limits().compute_major >= 9 && pdl_knob && std::strcmp(pdl_knob, "1") == 0;
     const char *finish_knob = std::getenv("GPK_TEST_HEAT_FINISH");
     finish_in_pass_ = !(finish_knob && std::strcmp(finish_knob, "kernel") == 0);
+    const char *io_knob = std::getenv("GPK_TEST_HEAT_OLD_IO");
+    old_io_ = io_knob && std::strcmp(io_knob, "1") == 0;
     plan_passes();
     allocate();
     upload();
@@ -510,11 +520,12 @@ void HeatRun::run() {
             const size_t end = batch_end(enqueued, batch);
             enqueue_iterations(end - enqueued, enqueued == start, end == job_.maxiter);
             if (job_.on_report && job_.period && end % job_.period == 0) enqueue_stats(true);
+            // A quiet run's final statistics go right behind the passes, ahead of the read-back copies, so
+            // that the stream turns from kernels to copies once.
+            final_stats = quiet && end == job_.maxiter;
+            if (final_stats && !old_io_) enqueue_stats(false, tfinal_direct_ ? job_.tfinal : nullptr, true);
             enqueue_readback(next_slot, enqueued, end);
-            if (quiet && end == job_.maxiter) {
-                enqueue_stats(false, tfinal_direct_ ? job_.tfinal : nullptr, true);
-                final_stats = true;
-            }
+            if (final_stats && old_io_) enqueue_stats(false, tfinal_direct_ ? job_.tfinal : nullptr, true);
             flight[in_flight++] = {enqueued, end, next_slot, enqueued == start};
             next_slot ^= 1;
             enqueued = end;
