@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 
 namespace gpk::cuda {
@@ -110,8 +111,10 @@ void launch_tier(const Span2D &span, const BinRule &rule, const TierPlan &plan, 
     constexpr size_t V = 16 / sizeof(T);
     if (plan.kind == TierKind::shared) {
         auto kernel = hist::histogram_kernel<T, M, hist::SharedTier>;
-        hist::SharedTier tier{nullptr, nullptr, plan.copies, unsigned((rule.bins + 1) * rule.channels),
-                              plan.spread};
+        const char *knob = std::getenv("GPK_TEST_HIST_FLUSH");
+        hist::SharedTier tier{nullptr,     nullptr,
+                              plan.copies, unsigned((rule.bins + 1) * rule.channels),
+                              plan.spread, knob && std::strcmp(knob, "shuffle") == 0};
         unsigned grid = grid_for(kernel, span, plan.smem_bytes, V, ctx);
         kernel<<<grid, hist::kBlockThreads, plan.smem_bytes, stream>>>(span, rule, tier, counts, finish);
         check_launch("histogram_kernel (shared)");

@@ -71,19 +71,57 @@ struct SharedTier {
     unsigned *smem;
     unsigned *mine;
     unsigned copies, slots, spread;
+    bool shuffle_flush = false; // GPK_TEST_HIST_FLUSH=shuffle (NOTES.md, internal knobs): flush_by_shuffles
 
+    // Zeroes the copies in 16-byte stores (the kernel's shared memory is 16-byte aligned).
     __device__ void init(unsigned *s) {
         smem = s;
         mine = s + (threadIdx.x % 32 % copies);
-        for (unsigned i = threadIdx.x; i < copies * slots; i += blockDim.x) smem[i] = 0;
+        const unsigned words = copies * slots;
+        for (unsigned i = threadIdx.x; i < words / 4; i += blockDim.x)
+            reinterpret_cast<uint4 *>(smem)[i] = make_uint4(0, 0, 0, 0);
+        for (unsigned i = words / 4 * 4 + threadIdx.x; i < words; i += blockDim.x) smem[i] = 0;
         __syncthreads();
     }
     __device__ __forceinline__ void add(unsigned long long slot) {
         atomicAdd(mine + unsigned(slot) * copies, 1u);
     }
+    // A thread takes a slot at a time and sums its copies itself, starting at copy `slot % copies`: the
+    // lanes of a warp then read different banks at every step (copies of 32, in 16-byte loads: the 8 lanes
+    // of a quarter warp start at 8 different quads; 16 or fewer copies share banks two or more ways). A
+    // block's flush so costs about copies / 4 loads a slot, where reducing a slot with shuffles (a warp per
+    // slot, the form before) cost five shuffle steps a slot on every lane: at 4-64 MB of u8 that flush was
+    // the launch's largest fixed cost.
+    __device__ void flush(unsigned long long *counts) {
+        if (shuffle_flush) return flush_by_shuffles(counts);
+        __syncthreads();
+        unsigned long long *target = counts + size_t(blockIdx.x % spread) * slots;
+        for (unsigned slot = threadIdx.x; slot < slots; slot += blockDim.x) {
+            unsigned *word = smem + slot * copies;
+            unsigned v = 0;
+            if (copies == 32) {
+                uint4 *quad = reinterpret_cast<uint4 *>(word);
+                uint4 q[8];
+#pragma unroll
+                for (unsigned k = 0; k < 8; ++k) q[k] = quad[(k + slot) % 8];
+#pragma unroll
+                for (unsigned k = 0; k < 8; ++k) {
+                    v += q[k].x + q[k].y + q[k].z + q[k].w;
+                    quad[(k + slot) % 8] = make_uint4(0, 0, 0, 0);
+                }
+            } else {
+                for (unsigned k = 0, c = slot % copies; k < copies; ++k, c = c + 1 == copies ? 0 : c + 1) {
+                    v += word[c];
+                    word[c] = 0;
+                }
+            }
+            if (v) atomicAdd(target + slot, (unsigned long long)v);
+        }
+        __syncthreads();
+    }
     // A warp takes 32 / copies slots at a time, lane l reading copy l % copies of slot l / copies: the 32
     // words are consecutive (no bank conflicts); the copies of a slot are summed with shuffles.
-    __device__ void flush(unsigned long long *counts) {
+    __device__ void flush_by_shuffles(unsigned long long *counts) {
         __syncthreads();
         const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32, warps = blockDim.x / 32;
         const unsigned per_step = 32 / copies;
@@ -331,7 +369,7 @@ constexpr int kMinBlocks = single_channel(M) && std::is_same<Tier, SharedTier>::
 template <class T, Mode M, class Tier>
 __global__ void __launch_bounds__(kBlockThreads, kMinBlocks<M, Tier>)
     histogram_kernel(Span2D span, BinRule rule, Tier tier, unsigned long long *counts, Finish finish) {
-    extern __shared__ unsigned smem[];
+    extern __shared__ __align__(16) unsigned smem[];
     tier.init(smem);
     if (span.rows == 1) {
         const T *p = reinterpret_cast<const T *>(span.base);
