@@ -252,6 +252,9 @@ void test_kernels(gpu::Contexts &ctxs) {
         {GPK_U8, GPK_U8, 200, 40, 1, "smooth5", W, sum, a_auto},
         {GPK_U8, GPK_U8, 17, 6, 1, "pos2d:3:3", M, sum, a_auto},
         {GPK_F32, GPK_F32, 300 * s, 70 * s, 1, "real2d:3:3", C, none, a_auto},
+        // f32 3 x 3 on an image that gives the tile kernel a wave of blocks at 8 rows a thread (132 SMs);
+        // the smaller ones take 2 rows a thread
+        {GPK_F32, GPK_F32, 4100, 2100, 1, "real2d:3:3", M, sum, a32},
         {GPK_F32, GPK_F32, 261 * s, 40 * s, 1, "real2d:5:5", Z, sum, a32},
         {GPK_F32, GPK_F32, 520, 30, 1, "real2d:9:9", R, none, a32},
         {GPK_F32, GPK_F32, 7, 9, 1, "real2d:9:9", W, sum, a32},
