@@ -262,6 +262,22 @@ void fixed_cost(gpk_context *ctx, int n, const double *t, const double *c, doubl
         n, n, where, t1, t2, t8, t50, t100, per_iter, fixed, fixed / per_iter);
 }
 
+// An internal knob "NAME=VALUE" set in the environment for the object's lifetime (null: none).
+struct KnobSetting {
+    std::string name;
+    explicit KnobSetting(const char *knob) {
+        if (!knob) return;
+        const std::string text = knob;
+        name = text.substr(0, text.find('='));
+        setenv(name.c_str(), text.substr(name.size() + 1).c_str(), 1);
+    }
+    ~KnobSetting() {
+        if (!name.empty()) unsetenv(name.c_str());
+    }
+    KnobSetting(const KnobSetting &) = delete;
+    KnobSetting &operator=(const KnobSetting &) = delete;
+};
+
 // One pass kernel (GPK_TEST_HEAT_KERNEL=T/B: up to T iterations a pass, B blocks per SM), timed over whole
 // passes: calls of 2T and 2T + ~extra iterations; `rows` > 0 sets the block height (GPK_TEST_HEAT_ROWS),
 // `knob` (NAME=VALUE, or null) sets one more internal knob: GPK_TEST_HEAT_PDL=1 (programmatic dependent
@@ -271,13 +287,13 @@ void time_kernel(gpk_context *ctx, int n, const double *t, const double *c, doub
     const size_t levels = (size_t)std::atoi(kernel);
     setenv("GPK_TEST_HEAT_KERNEL", kernel, 1);
     if (rows > 0) setenv("GPK_TEST_HEAT_ROWS", std::to_string(rows).c_str(), 1);
-    const std::string knob_text = knob ? knob : "";
-    const std::string knob_name = knob_text.substr(0, knob_text.find('='));
-    if (knob) setenv(knob_name.c_str(), knob_text.substr(knob_name.size() + 1).c_str(), 1);
-    double ms = time_gpk(ctx, n, t, c, out, 2 * levels, (extra + levels - 1) / levels * levels, 5);
+    double ms;
+    {
+        const KnobSetting setting(knob);
+        ms = time_gpk(ctx, n, t, c, out, 2 * levels, (extra + levels - 1) / levels * levels, 5);
+    }
     unsetenv("GPK_TEST_HEAT_KERNEL");
     unsetenv("GPK_TEST_HEAT_ROWS");
-    if (knob) unsetenv(knob_name.c_str());
     char rows_text[32] = "planned";
     if (rows > 0) std::snprintf(rows_text, sizeof rows_text, "%d", rows);
     std::printf("heat f64 %5dx%-5d  kernel %-5s rows %-7s %-28s %8.4f ms/iteration %7.1f GCells/s\n", n, n,
@@ -397,11 +413,9 @@ int main(int argc, char **argv) {
         const DeviceInputs in((size_t)n * n);
         for (int r = 0; r < rounds; ++r)
             for (int a = 3; a < argc; ++a) {
-                const std::string knob = a == 3 ? "" : argv[a];
-                const std::string name = knob.substr(0, knob.find('='));
-                if (!knob.empty()) setenv(name.c_str(), knob.substr(name.size() + 1).c_str(), 1);
-                fixed_cost(ctx, n, in.t, in.c, in.out, knob.empty() ? "device" : knob.c_str(), 7);
-                if (!knob.empty()) unsetenv(name.c_str());
+                const char *knob = a == 3 ? nullptr : argv[a];
+                const KnobSetting setting(knob);
+                fixed_cost(ctx, n, in.t, in.c, in.out, knob ? knob : "device", 7);
             }
         gpk_context_destroy(ctx);
         return 0;

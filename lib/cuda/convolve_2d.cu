@@ -117,10 +117,15 @@ template <int K, int PY> unsigned launch_u8x4(const PassArgs &a, cudaStream_t s)
     return grid.x * grid.y;
 }
 
+// The f32 tile kernel's grid with PY output rows a thread.
+template <int PY> dim3 f32x4_grid(const PassArgs &a) {
+    return dim3(unsigned((a.shape.width + kVecTileX - 1) / kVecTileX),
+                unsigned((a.shape.out_rows + kTileThreadRows * PY - 1) / (kTileThreadRows * PY)));
+}
+
 template <int K, int PY> unsigned launch_f32x4(const PassArgs &a, cudaStream_t s) {
     bool aligned = reinterpret_cast<uintptr_t>(a.src.base) % 16 == 0 && a.src.pitch % 16 == 0;
-    dim3 grid(unsigned((a.shape.width + kVecTileX - 1) / kVecTileX),
-              unsigned((a.shape.out_rows + kTileThreadRows * PY - 1) / (kTileThreadRows * PY)));
+    const dim3 grid = f32x4_grid<PY>(a);
     conv2d_f32x4_kernel<K, PY><<<grid, dim3(kTileX, kTileThreadRows), 0, s>>>(
         a.src, a.shape, a.out, make_taps<float, K * K>(a.filter->taps), aligned);
     check_launch("conv2d_f32x4_kernel");
@@ -389,9 +394,8 @@ namespace {
 // threads an SM): on a small image the few blocks then walk their rows while most SMs idle (H100, f32 3 x 3:
 // 17 us at 512^2 and 1024^2 with 8 rows, a bare copy of the same bytes 5 us). The same sums either way.
 template <int K> unsigned launch_f32x4_sized(const PassArgs &a, const DeviceLimits &lim, cudaStream_t s) {
-    const long long across = (a.shape.width + kVecTileX - 1) / kVecTileX;
-    const long long down = (a.shape.out_rows + kTileThreadRows * 8 - 1) / (kTileThreadRows * 8);
-    if (across * down < 8LL * lim.multiprocessors) return launch_f32x4<K, 2>(a, s);
+    const dim3 grid = f32x4_grid<8>(a);
+    if ((long long)grid.x * grid.y < 8LL * lim.multiprocessors) return launch_f32x4<K, 2>(a, s);
     return launch_f32x4<K, 8>(a, s);
 }
 
