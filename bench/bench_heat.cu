@@ -8,7 +8,9 @@
 // pointers (also with programmatic dependent launch, GPK_TEST_HEAT_PDL=1, with a finishing kernel after
 // each pass, GPK_TEST_HEAT_FINISH=kernel, with shorter passes in the plain form's general steps,
 // GPK_TEST_HEAT_PARTIAL=0, and on the run's kernel, GPK_TEST_HEAT_TAIL=0) and (at the smaller size)
-// pageable host pointers. `bench_heat sweep N [H...]` times kernels and block heights at N x N;
+// pageable host pointers; and the intercept of a least-squares line through calls of 6 to 96 iterations
+// (interleaved rounds: at 16384^2 the two-call difference swings by several iterations).
+// `bench_heat sweep N [H...]` times kernels and block heights at N x N;
 // `bench_heat profile N [ITERS]` makes two calls for a profiler; `bench_heat fixed N ROUNDS [NAME=VALUE...]`
 // alternates a call's fixed cost with and without internal knobs.
 #include "gpk.h"
@@ -262,6 +264,32 @@ void fixed_cost(gpk_context *ctx, int n, const double *t, const double *c, doubl
         n, n, where, t1, t2, t8, t50, t100, per_iter, fixed, fixed / per_iter);
 }
 
+// A call's fixed cost as the intercept of a least-squares line through calls of 6, 12, 24, 48 and 96
+// iterations (whole passes of the default kernel), `rounds` rounds that each time every count once
+// (interleaved, so that a drift of the clocks moves every count alike), the median of each count.
+void fitted_cost(gpk_context *ctx, int n, const double *t, const double *c, double *out, const char *where,
+                 int rounds) {
+    const size_t counts[] = {6, 12, 24, 48, 96};
+    constexpr int kCounts = 5;
+    std::vector<double> ms[kCounts];
+    run_gpk(ctx, n, n, counts[0], t, c, out);
+    for (int r = 0; r < rounds; ++r)
+        for (int k = 0; k < kCounts; ++k) ms[k].push_back(run_gpk(ctx, n, n, counts[k], t, c, out));
+    double sx = 0, sy = 0, sxx = 0, sxy = 0, y[kCounts];
+    for (int k = 0; k < kCounts; ++k) {
+        y[k] = median(ms[k]);
+        const double x = (double)counts[k];
+        sx += x, sy += y[k], sxx += x * x, sxy += x * y[k];
+    }
+    const double slope = (kCounts * sxy - sx * sy) / (kCounts * sxx - sx * sx);
+    const double intercept = (sy - slope * sx) / kCounts;
+    std::printf("heat f64 %5dx%-5d  %-10s fit of calls of 6/12/24/48/96 it (%8.3f / %8.3f / %8.3f / %8.3f / "
+                "%8.3f ms, medians of %d): per iteration %7.4f ms | fixed cost %7.3f ms = %5.2f iterations "
+                "(target <= 2)\n",
+                n, n, where, y[0], y[1], y[2], y[3], y[4], rounds, slope, intercept, intercept / slope);
+    std::fflush(stdout);
+}
+
 // An internal knob "NAME=VALUE" set in the environment for the object's lifetime (null: none).
 struct KnobSetting {
     std::string name;
@@ -332,6 +360,7 @@ void bench_size(gpk_context *ctx, int n, size_t extra, int peer_iters) {
     std::fflush(stdout);
     kernel_sweep(ctx, n, t, c, out, extra);
     fixed_cost(ctx, n, t, c, out, "device", n > 8192 ? 3 : 7);
+    fitted_cost(ctx, n, t, c, out, "device", n > 8192 ? 9 : 15);
     setenv("GPK_TEST_HEAT_PDL", "1", 1);
     fixed_cost(ctx, n, t, c, out, "dev,pdl", n > 8192 ? 3 : 7);
     unsetenv("GPK_TEST_HEAT_PDL");
@@ -416,6 +445,7 @@ int main(int argc, char **argv) {
                 const char *knob = a == 3 ? nullptr : argv[a];
                 const KnobSetting setting(knob);
                 fixed_cost(ctx, n, in.t, in.c, in.out, knob ? knob : "device", 7);
+                fitted_cost(ctx, n, in.t, in.c, in.out, knob ? knob : "device", n > 8192 ? 9 : 15);
             }
         gpk_context_destroy(ctx);
         return 0;

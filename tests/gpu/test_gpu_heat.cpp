@@ -5,7 +5,7 @@
 // 100000 cells; GPK_TEST_SMALL=1 keeps every path and kernel (several blocks each way) at the fewest
 // cells and iterations, and leaves out pat1, so that compute-sanitizer's racecheck finishes in about a
 // minute. GPK_TEST_ONLY=name,... runs the named groups only (kernels, awkward, convergence, cancellation,
-// placements, memory_kinds, determinism, invalid, out_of_memory, checkpoints, pat1).
+// placements, memory_kinds, determinism, invalid, out_of_memory, checkpoints, statistics, pat1).
 #include "check.hpp"
 #include "gpk.h"
 #include "heat_resume.hpp"
@@ -19,6 +19,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <iterator>
 #include <random>
 #include <string>
 #include <utility>
@@ -598,6 +599,87 @@ bool test_pat1(gpk_context *cpu, gpk_context *gpu) {
     return true;
 }
 
+// A row's sum in the CUDA backend's documented order (lib/cuda/heat_kernels.cuh, row_stats_kernel): lane l
+// of 32 adds columns l, l + 32, ... in order from 0.0, then a butterfly combines the lanes. Bit for bit, as
+// the device adds (each addition one IEEE double operation).
+double documented_row_sum(const double *row, size_t m) {
+    double v[32] = {};
+    for (size_t j = 0; j < m; ++j) v[j % 32] += row[j];
+    for (int o = 16; o > 0; o /= 2) {
+        double next[32];
+        for (int l = 0; l < 32; ++l) next[l] = v[l] + v[l ^ o];
+        std::copy(next, next + 32, v);
+    }
+    return v[0];
+}
+
+// A quiet run (no callbacks: the final statistics follow the last pass at once) with every array in `mem`.
+Outcome run_quiet(gpk_context *ctx, const Problem &p, size_t maxiter, Memory mem) {
+    Outcome out;
+    gpk_heat_params params;
+    gpk_heat_params_init(&params);
+    params.rows = p.n;
+    params.cols = p.m;
+    params.maxiter = maxiter;
+    Buffer t(mem, p.n * p.m), c(mem, p.n * p.m), f(mem, p.n * p.m);
+    t.upload(p.t);
+    c.upload(p.c);
+    f.upload(std::vector<double>(p.n * p.m, NAN));
+    out.status = gpk_heat_run(ctx, &params, t.get(), c.get(), f.get(), &out.final);
+    out.message = gpk_context_last_error(ctx);
+    out.grid = f.download();
+    return out;
+}
+
+// The final report's statistics in the documented order, bit for bit, whatever made the grid: tmin and
+// tmax are the grid's, tavg the mean of documented_row_sum's rows added in row order (which makes a split
+// into row blocks, libgpk_mpi's ranks, give the same bits): widths around the warp and the pass kernels'
+// strips (244 columns; 120 for 128-thread blocks), one and several row blocks (GPK_TEST_HEAT_ROWS), the
+// default kernel, 4/4 and 12/1, calls of one pass, of whole passes and of shorter last passes, device and
+// host memory.
+void test_statistics(gpk_context *gpu) {
+    const size_t all_widths[] = {1, 2, 31, 32, 33, 63, 64, 65, 119, 120, 121, 243, 244, 245, 489, 3877};
+    const size_t small_widths[] = {1, 33, 245};
+    const struct {
+        const char *name, *kernel, *rows;
+    } variants[] = {{"default", "", ""},
+                    {"default, 12-row blocks", "", "12"},
+                    {"kernel 4/4, 12-row blocks", "4/4", "12"},
+                    {"kernel 12/1", "12/1", ""}};
+    unsigned seed = 900;
+    for (size_t m : small() ? std::vector<size_t>(std::begin(small_widths), std::end(small_widths))
+                            : std::vector<size_t>(std::begin(all_widths), std::end(all_widths)))
+        for (size_t n : {1, 5, 37}) {
+            if (small() && n != 37) continue;
+            Problem p = random_problem(n, m, seed++);
+            for (size_t maxiter : {3, 6, 7, 9, 13, 25}) {
+                if (small() && maxiter != 7 && maxiter != 13) continue;
+                for (const auto &v : variants) {
+                    if (small() && std::strcmp(v.name, "default, 12-row blocks") != 0) continue;
+                    for (Memory mem : {Memory::device, Memory::pageable}) {
+                        if (*v.kernel) setenv("GPK_TEST_HEAT_KERNEL", v.kernel, 1);
+                        if (*v.rows) setenv("GPK_TEST_HEAT_ROWS", v.rows, 1);
+                        const Outcome got = run_quiet(gpu, p, maxiter, mem);
+                        unsetenv("GPK_TEST_HEAT_KERNEL");
+                        unsetenv("GPK_TEST_HEAT_ROWS");
+                        const std::string what = std::to_string(n) + "x" + std::to_string(m) + " maxiter " +
+                                                 std::to_string(maxiter) + ", " + v.name + ", " +
+                                                 memory_name(mem);
+                        CHECK_MSG(got.status == GPK_OK, what + ": " + got.message);
+                        if (got.status != GPK_OK) continue;
+                        double mn = got.grid[0], mx = got.grid[0], sum = 0;
+                        for (double x : got.grid) mn = std::min(mn, x), mx = std::max(mx, x);
+                        for (size_t i = 0; i < n; ++i) sum += documented_row_sum(&got.grid[i * m], m);
+                        const double mean = sum / (double(n) * double(m));
+                        CHECK_MSG(got.final.tmin == mn && got.final.tmax == mx, what + ": tmin or tmax");
+                        CHECK_MSG(got.final.tavg == mean, what + ": tavg " + std::to_string(got.final.tavg) +
+                                                              " against " + std::to_string(mean));
+                    }
+                }
+            }
+        }
+}
+
 // Checkpoints and resuming (tests/common/heat_resume.hpp): batches and passes end at checkpoints, a
 // resumed run ends bit for bit as the run never stopped, for every pass length and with convergence
 // inside a pass and on a checkpoint iteration.
@@ -650,6 +732,7 @@ int main() {
     }
     if (wanted("out_of_memory")) test_out_of_memory(gpu);
     if (wanted("checkpoints")) test_checkpoints(cpu, gpu);
+    if (wanted("statistics")) test_statistics(gpu);
     bool pat1 = wanted("pat1") && !small() ? test_pat1(cpu, gpu) : true;
     gpk_context_destroy(cpu);
     gpk_context_destroy(gpu);
