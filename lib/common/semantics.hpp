@@ -86,4 +86,22 @@ GPK_HD long long minmax_int(long long v, long long mn, long long mx) {
     return (long long)(((unsigned long long)(v - mn) * 255ull) / (unsigned long long)(mx - mn));
 }
 
+// minmax_int by a multiply-high, for the ranges den = mx - mn of 2 .. kMinmaxMulhiMax: with magic =
+// floor((2^32 - 1) / den) + 1, magic * den = 2^32 + e where 0 <= e < den, so for n = (v - mn) * 255 <= 255
+// den, n * magic / 2^32 = n / den + n e / (den 2^32); the second term stays under 1 / den (the most that
+// the fraction of n / den leaves below the next integer) while n e < 2^32, which 255 den^2 <= 2^32 ensures:
+// floor(n * magic / 2^32) = floor(n / den). tests/unit/test_semantics.cpp checks every den and v.
+constexpr long long kMinmaxMulhiMax = 4104; // 255 * 4104^2 < 2^32 <= 255 * 4105^2
+GPK_HD uint32_t minmax_mulhi_magic(long long den) {
+    return den >= 2 && den <= kMinmaxMulhiMax ? 0xFFFFFFFFu / (uint32_t)den + 1u : 0u;
+}
+// (v - mn) * 255 / den for 0 <= t = v - mn <= den, magic = minmax_mulhi_magic(den) != 0.
+GPK_HD uint32_t minmax_mulhi(uint32_t t, uint32_t magic) {
+#if defined(__CUDA_ARCH__)
+    return __umulhi(t * 255u, magic);
+#else
+    return (uint32_t)(((uint64_t)(t * 255u) * magic) >> 32);
+#endif
+}
+
 } // namespace gpk

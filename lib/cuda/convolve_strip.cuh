@@ -45,9 +45,11 @@ struct StripBorder {
     }
 };
 
-// (x - mn) * 255 / den truncated (Finisher::minmax for sums whose (x - mn) * 255 fits 32 bits): a float
-// quotient, off by at most one, put right by the remainder.
-__device__ __forceinline__ int minmax_u8(int x, int mn, int den, float inv_den) {
+// (x - mn) * 255 / den truncated (Finisher::minmax for sums whose (x - mn) * 255 fits 32 bits): by a
+// multiply-high where den allows (magic != 0, minmax_mulhi: three instructions), else a float quotient,
+// off by at most one, put right by the remainder.
+__device__ __forceinline__ int minmax_u8(int x, int mn, int den, float inv_den, unsigned magic) {
+    if (magic) return int(minmax_mulhi(unsigned(x - mn), magic));
     if (den == 0) return 0;
     unsigned num = unsigned(x - mn) * 255u;
     int q = int(__float2uint_rz(__uint2float_rz(num) * inv_den));
@@ -65,6 +67,7 @@ template <StripMode M, bool Signed, StripDiv D> struct StripFinish {
     U8Divider dv;
     int mn = 0, den = 0;
     float inv_den = 0.f;
+    unsigned magic = 0; // minmax_mulhi_magic(den)
     int fold_mn = INT_MAX, fold_mx = INT_MIN;
 
     __device__ __forceinline__ int init() const {
@@ -72,7 +75,7 @@ template <StripMode M, bool Signed, StripDiv D> struct StripFinish {
     }
     __device__ __forceinline__ int out(int n) const {
         if constexpr (M == StripMode::minmax)
-            return minmax_u8(n, mn, den, inv_den);
+            return minmax_u8(n, mn, den, inv_den, magic);
         else if constexpr (Signed)
             return finish_u8<true>(n, dv);
         else if constexpr (D == StripDiv::none)
@@ -96,6 +99,7 @@ __device__ __forceinline__ StripFinish<M, Signed, D> make_strip_finish(const U8D
         f.mn = int(out.imm[0]);
         f.den = int(out.imm[4] - out.imm[0]);
         f.inv_den = f.den > 0 ? 1.0f / float(f.den) : 0.f;
+        f.magic = minmax_mulhi_magic(f.den);
     }
     return f;
 }

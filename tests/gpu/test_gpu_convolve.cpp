@@ -309,11 +309,9 @@ void test_strip_kernel(gpu::Contexts &ctxs) {
     const struct {
         const char *filter;
         gpk_normalize norm;
-    } finishes[] = {{"pos2d:3:3", GPK_NORMALIZE_SUM},
-                    {"pos2d:3:3", GPK_NORMALIZE_NONE},
-                    {"int2d:3:3", GPK_NORMALIZE_SUM},
-                    {"int2d:3:3", GPK_NORMALIZE_NONE},
-                    {"lp3", GPK_NORMALIZE_MINMAX}};
+    } finishes[] = {{"pos2d:3:3", GPK_NORMALIZE_SUM}, {"pos2d:3:3", GPK_NORMALIZE_NONE},
+                    {"int2d:3:3", GPK_NORMALIZE_SUM}, {"int2d:3:3", GPK_NORMALIZE_NONE},
+                    {"lp3", GPK_NORMALIZE_MINMAX},    {"int2d:3:3", GPK_NORMALIZE_MINMAX}};
     // Strip rows and chunk rows where sums are written ("": the default); quick mode takes the first.
     const char *forms[][2] = {{"", ""}, {"8", ""}, {"16", ""}, {"24", ""}, {"", "8"}, {"16", "8"}};
     uint64_t seed = 7000;
