@@ -5,6 +5,8 @@
 #include "cuda/convolve_launch.cuh"
 
 #include <algorithm>
+#include <cstdlib>
+#include <cstring>
 
 namespace gpk::cuda::conv {
 
@@ -29,15 +31,19 @@ constexpr int kStreamCount = int(sizeof kStreamVariants / sizeof kStreamVariants
 
 // Launches a fused kernel of `threads` threads a block, each block owning a strip of `strip` columns and a
 // run of rows in whole batches of `batch` rows, `per_sm` blocks resident per SM: one wave of blocks where
-// the image allows, each run at least 4 (K - 1) rows so that the extra intermediate rows of a run stay a
-// small share. (The ring kernel's 256 threads own 128 columns; a streaming kernel's threads one each.)
+// the image allows, each run at least K - 1 rows so that a run's extra intermediate rows (K - 1) are at most
+// its own. (4 (K - 1) until 2026-11-26, which left images under a few thousand rows a fraction of a wave;
+// GPK_TEST_CONV_RUN_ROWS=4 keeps it, NOTES.md. The ring kernel's 256 threads own 128 columns; a streaming
+// kernel's threads one each.)
 template <class Kernel>
 inline void launch_runs(Kernel kernel, DeviceContext &ctx, const PassArgs &a, int per_sm, int threads,
                         int strip, int batch, size_t smem, cudaStream_t s, const char *name) {
     const int k = int(a.filter->kh);
     const long long strips = (a.shape.width + strip - 1) / strip;
+    const char *knob = std::getenv("GPK_TEST_CONV_RUN_ROWS");
+    const int times = knob && std::strcmp(knob, "4") == 0 ? 4 : 1;
     const long long rows = rows_per_run(a.shape.out_rows, (long long)per_sm * ctx.limits().multiprocessors,
-                                        strips, 4 * (k - 1), batch);
+                                        strips, times * (k - 1), batch);
     const long long runs = (a.shape.out_rows + rows - 1) / rows;
     kernel<<<dim3(unsigned(strips), unsigned(runs)), threads, smem, s>>>(
         a.src, a.shape, a.out, make_taps<float, kMaxTaps1D>(a.filter->row),
