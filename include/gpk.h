@@ -284,7 +284,8 @@ GPK_API gpk_status gpk_heat_params_init(gpk_heat_params *params);
  *
  *  tinit and conductivity: N*M row-major doubles each (temperatures finite, conductivities in [0, 1]).
  *  tfinal: optional (NULL to skip), N*M doubles receiving the final interior grid.
- *  final: optional, receives the final report (also passed to on_report with is_final = 1).
+ *  final: optional, receives the final report (also passed to on_report with is_final = 1). A call with
+ *  neither final nor on_report leaves out the final grid's min, max and mean (one read of the grid less).
  *
  *  The run stops at the first iteration whose maxdiff is strictly below threshold, or after maxiter.
  *  Reports are produced every `period` iterations (not on the iteration that converges) and once at the

@@ -297,6 +297,8 @@ void HeatSolver::run() {
     double maxdiff = 0;
     const char *stopped_by = nullptr; // the callback that cancelled the run
     bool stats_valid = false, tfinal_written = false;
+    // Someone takes the final report: else the final grid's per-row results are not made.
+    const bool report_wanted = job_.final || job_.on_report;
     while (done < job_.maxiter) {
         PassMode mode;
         mode.iterations = plan_pass(done);
@@ -305,7 +307,7 @@ void HeatSolver::run() {
         const bool planned_final = end == job_.maxiter;
         const bool report_due = job_.period > 0 && end % job_.period == 0 && job_.on_report;
         if (planned_final && !mode.check_inputs) mode.final_out = job_.tfinal;
-        mode.stats = planned_final || report_due;
+        mode.stats = (planned_final && report_wanted) || report_due;
         pass(mode);
         if (mode.check_inputs) check_results();
         unsigned stop_at = 0;
@@ -329,7 +331,7 @@ void HeatSolver::run() {
             mode.iterations = stop_at;
             mode.check_inputs = false;
             mode.final_out = job_.tfinal;
-            mode.stats = true;
+            mode.stats = report_wanted;
             pass(mode);
         }
         stats_valid = mode.stats;
@@ -339,10 +341,12 @@ void HeatSolver::run() {
         if (stop_at) break;
     }
     // The newest grid is src_, unless the last pass wrote tfinal instead (and then the per-row results).
-    finish_from(src_, !stats_valid, job_.tfinal && !tfinal_written);
-    gpk_heat_report final_report = report(done, maxdiff);
-    if (job_.final) *job_.final = final_report;
-    if (job_.on_report) job_.on_report(&final_report, 1, job_.user_data);
+    finish_from(src_, report_wanted && !stats_valid, job_.tfinal && !tfinal_written);
+    if (report_wanted) {
+        gpk_heat_report final_report = report(done, maxdiff);
+        if (job_.final) *job_.final = final_report;
+        if (job_.on_report) job_.on_report(&final_report, 1, job_.user_data);
+    }
     if (stopped_by)
         fail(GPK_ERR_CANCELLED, std::string("heat: cancelled by the ") + stopped_by +
                                     " callback at iteration " + std::to_string(done));

@@ -131,6 +131,9 @@ private:
     // (compute capability 9.0 and later; off by default: on the H100 it made calls of 50-100 iterations at
     // 16384^2 7-8% slower and gained nothing at 4096^2, NOTES.md, internal knobs).
     bool pdl_ = false;
+    // Someone takes the final report (job_.final or on_report): else the final grid's statistics, a read of
+    // the whole grid, are not made (a copy to tfinal still is, where one is due).
+    bool report_wanted_ = true;
     // A pass finishes itself in its last block (heat_blocked.cuh, finish_if_last);
     // GPK_TEST_HEAT_FINISH=kernel (NOTES.md, internal knobs) launches finish_pass_kernel after each pass
     // instead.
@@ -343,13 +346,19 @@ void HeatRun::enqueue_iterations(size_t count, bool first_batch, bool ends_run) 
 // Statistics of the newest grid's rows, copied to the host; a periodic one is skipped once the run has
 // converged. The final one may also copy the grid to a device tfinal (`copy_to_final`; with
 // `copy_unless_final`, the kernel itself leaves it out where the run ended on tfinal or found a bad input).
+// A final report nobody takes (report_wanted_ false) leaves out the statistics: only the copy, if any.
 void HeatRun::enqueue_stats(bool periodic, double *copy_to_final, bool copy_unless_final) {
     const size_t N = job_.rows;
-    double *rs = work<double>(layout_.row_stats);
-    heat::launch_row_stats(stream_, views_, work<DeviceState>(WorkLayout::state), periodic, 1, N, rs, rs + N,
-                           rs + 2 * N, copy_to_final, job_.cols, copy_unless_final);
-    check(cudaMemcpyAsync(host_ + kHostRowStats, rs, 3 * N * sizeof(double), cudaMemcpyDeviceToHost, stream_),
-          "cudaMemcpyAsync (row statistics)");
+    const bool stats = periodic || report_wanted_;
+    if (!stats && !copy_to_final) return;
+    double *rs = stats ? work<double>(layout_.row_stats) : nullptr;
+    heat::launch_row_stats(stream_, views_, work<DeviceState>(WorkLayout::state), periodic, 1, N, rs,
+                           stats ? rs + N : nullptr, stats ? rs + 2 * N : nullptr, copy_to_final, job_.cols,
+                           copy_unless_final);
+    if (stats)
+        check(cudaMemcpyAsync(host_ + kHostRowStats, rs, 3 * N * sizeof(double), cudaMemcpyDeviceToHost,
+                              stream_),
+              "cudaMemcpyAsync (row statistics)");
 }
 
 // After a batch: the state into host slot `slot`, the maxdiffs of iterations begin+1..end into the host log
@@ -486,6 +495,7 @@ void HeatRun::run() {
     pdl_ = ctx_.limits().compute_major >= 9 && pdl_knob && std::strcmp(pdl_knob, "1") == 0;
     const char *finish_knob = std::getenv("GPK_TEST_HEAT_FINISH");
     finish_in_pass_ = !(finish_knob && std::strcmp(finish_knob, "kernel") == 0);
+    report_wanted_ = job_.final || job_.on_report;
     const char *io_knob = std::getenv("GPK_TEST_HEAT_OLD_IO");
     old_io_ = io_knob && std::strcmp(io_knob, "1") == 0;
     plan_passes();
@@ -557,9 +567,11 @@ void HeatRun::run() {
               "cudaMemcpy2DAsync (tfinal)");
     }
     check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize (heat final)");
-    gpk_heat_report r = report(done, host_log(done), seconds());
-    if (job_.final) *job_.final = r;
-    if (job_.on_report) job_.on_report(&r, 1, job_.user_data);
+    if (report_wanted_) {
+        gpk_heat_report r = report(done, host_log(done), seconds());
+        if (job_.final) *job_.final = r;
+        if (job_.on_report) job_.on_report(&r, 1, job_.user_data);
+    }
     if (stopped_by)
         fail(GPK_ERR_CANCELLED, std::string("heat: cancelled by the ") + stopped_by +
                                     " callback at iteration " + std::to_string(done));

@@ -200,14 +200,17 @@ __global__ void __launch_bounds__(Threads)
 // (the caller's tfinal, when the run ended on one of gpk's grids: one read of the grid for both); with
 // `copy_unless_final`, only where the newest grid is not tfinal (kFinal) and no bad input was found (nothing
 // reaches the outputs then), decided here for statistics enqueued before the host has seen the run's end.
-// Launched through heat_pass.cu only (one instantiation in the library).
-template <int Threads>
+// Without Stats the kernel only copies (a run whose final report nobody asked for), and row_min, row_max
+// and row_sum are not touched. Launched through heat_pass.cu only (one instantiation of each form in the
+// library).
+template <int Threads, bool Stats>
 __global__ void __launch_bounds__(Threads)
     row_stats_kernel(Views g, const DeviceState *state, bool skip_if_converged, size_t first_row,
                      size_t count, double *row_min, double *row_max, double *row_sum, double *copy,
                      size_t copy_pitch, bool copy_unless_final) {
     if (skip_if_converged && state->converged) return;
     if (copy_unless_final && (state->buffer == kFinal || state->bad_input)) copy = nullptr;
+    if (!Stats && !copy) return;
     const GridView cells = g.v[state->buffer];
     const int lane = threadIdx.x % 32;
     const size_t warps = (size_t)gridDim.x * (Threads / 32);
@@ -226,20 +229,23 @@ __global__ void __launch_bounds__(Threads)
             for (int u = 0; u < kBatch; ++u) {
                 if (j0 + 32 * u >= g.cols) break;
                 if (to) to[j0 + 32 * u] = v[u];
+                if constexpr (!Stats) continue;
                 sum = __dadd_rn(sum, v[u]);
                 mn = fmin(mn, v[u]);
                 mx = fmax(mx, v[u]);
             }
         }
-        for (int o = 16; o > 0; o /= 2) {
-            sum = __dadd_rn(sum, __shfl_xor_sync(0xffffffffu, sum, o));
-            mn = fmin(mn, __shfl_xor_sync(0xffffffffu, mn, o));
-            mx = fmax(mx, __shfl_xor_sync(0xffffffffu, mx, o));
-        }
-        if (lane == 0) {
-            row_min[r] = mn;
-            row_max[r] = mx;
-            row_sum[r] = sum;
+        if constexpr (Stats) {
+            for (int o = 16; o > 0; o /= 2) {
+                sum = __dadd_rn(sum, __shfl_xor_sync(0xffffffffu, sum, o));
+                mn = fmin(mn, __shfl_xor_sync(0xffffffffu, mn, o));
+                mx = fmax(mx, __shfl_xor_sync(0xffffffffu, mx, o));
+            }
+            if (lane == 0) {
+                row_min[r] = mn;
+                row_max[r] = mx;
+                row_sum[r] = sum;
+            }
         }
     }
 }

@@ -186,9 +186,14 @@ void launch_row_stats(cudaStream_t stream, const Views &g, const DeviceState *st
     const int per_block = kStatsThreads / 32;
     const dim3 blocks((unsigned)std::min<size_t>((count + per_block - 1) / per_block, kStatsBlocks));
     const cudaError_t pending = cudaPeekAtLastError();
-    row_stats_kernel<kStatsThreads>
-        <<<blocks, kStatsThreads, 0, stream>>>(g, state, skip_if_converged, first_row, count, row_min,
-                                               row_max, row_sum, copy, copy_pitch, copy_unless_final);
+    if (row_min)
+        row_stats_kernel<kStatsThreads, true>
+            <<<blocks, kStatsThreads, 0, stream>>>(g, state, skip_if_converged, first_row, count, row_min,
+                                                   row_max, row_sum, copy, copy_pitch, copy_unless_final);
+    else
+        row_stats_kernel<kStatsThreads, false>
+            <<<blocks, kStatsThreads, 0, stream>>>(g, state, skip_if_converged, first_row, count, nullptr,
+                                                   nullptr, nullptr, copy, copy_pitch, copy_unless_final);
     check_kernel_launch(cudaSuccess, pending, "heat row_stats_kernel", blocks, kStatsThreads, 0);
 }
 

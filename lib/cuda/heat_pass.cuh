@@ -105,7 +105,8 @@ void launch_pass(const PassKernel &k, bool checking, dim3 grid, cudaStream_t str
 // Min, max and sum of each of rows first_row .. first_row + count - 1 of the newest grid (state->buffer)
 // into row_min/row_max/row_sum[0..count); skipped where `skip_if_converged` and the run has converged.
 // Where `copy` is given, the rows are also copied to copy[0 .. count * copy_pitch) (row r at r * copy_pitch);
-// with `copy_unless_final`, only where the newest grid is not tfinal and no bad input was found.
+// with `copy_unless_final`, only where the newest grid is not tfinal and no bad input was found. With
+// row_min null (a final report nobody asked for) only the copy is made, where it is due.
 void launch_row_stats(cudaStream_t stream, const Views &g, const DeviceState *state, bool skip_if_converged,
                       size_t first_row, size_t count, double *row_min, double *row_max, double *row_sum,
                       double *copy = nullptr, size_t copy_pitch = 0, bool copy_unless_final = false);

@@ -40,6 +40,7 @@ struct Settings {
     size_t stop_at = 0;          // a callback returns non-zero at this iteration (0: never)
     bool stop_in_report = false; // which callback stops: the periodic report or progress
     bool no_callbacks = false;   // a quiet run: no report or progress callback (the library's quiet path)
+    bool no_report = false;      // no final report asked for: final NULL, no report callback
 };
 
 struct Outcome {
@@ -51,6 +52,7 @@ struct Outcome {
     std::vector<size_t> progress_iters;
     std::vector<double> progress_maxdiffs;
     std::vector<double> grid;
+    bool callbacks = true; // the run registered its report and progress callbacks (Settings::no_callbacks)
 };
 
 struct Callbacks {
@@ -154,7 +156,7 @@ Outcome run(gpk_context *ctx, const Problem &p, const Settings &s, Placement mem
     params.maxiter = s.maxiter;
     params.threshold = s.threshold;
     params.period = s.period;
-    params.on_report = s.no_callbacks ? nullptr : on_report;
+    params.on_report = s.no_callbacks || s.no_report ? nullptr : on_report;
     params.on_progress = s.no_callbacks ? nullptr : on_progress;
     params.progress_interval = s.progress_interval;
     params.user_data = &cb;
@@ -162,7 +164,9 @@ Outcome run(gpk_context *ctx, const Problem &p, const Settings &s, Placement mem
     t.upload(p.t);
     c.upload(p.c);
     f.upload(std::vector<double>(p.n * p.m, NAN));
-    out.status = gpk_heat_run(ctx, &params, t.get(), c.get(), mem.no_tfinal ? nullptr : f.get(), &out.final);
+    out.callbacks = !s.no_callbacks;
+    out.status = gpk_heat_run(ctx, &params, t.get(), c.get(), mem.no_tfinal ? nullptr : f.get(),
+                              s.no_report ? nullptr : &out.final);
     out.message = gpk_context_last_error(ctx);
     if (!mem.no_tfinal) out.grid = f.download();
     return out;
@@ -201,7 +205,9 @@ void compare(const Outcome &gpu, const Outcome &cpu, const std::string &what) {
     CHECK_MSG(gpu.final.niter == cpu.final.niter,
               what + ": niter " + std::to_string(gpu.final.niter) + " vs " + std::to_string(cpu.final.niter));
     CHECK_MSG(same_report(gpu.final, cpu.final), what + ": final report");
-    CHECK_MSG(gpu.finals == 1, what + ": final report delivered " + std::to_string(gpu.finals) + " times");
+    const int finals = gpu.callbacks ? 1 : 0; // a quiet run hands its final report back through `final` only
+    CHECK_MSG(gpu.finals == finals,
+              what + ": final report delivered " + std::to_string(gpu.finals) + " times");
     CHECK_MSG(gpu.periodic.size() == cpu.periodic.size(), what + ": periodic report count");
     for (size_t k = 0; k < std::min(gpu.periodic.size(), cpu.periodic.size()); ++k)
         CHECK_MSG(same_report(gpu.periodic[k], cpu.periodic[k]),
@@ -292,11 +298,13 @@ void test_placements(gpk_context *cpu, gpk_context *gpu) {
     const Memory D = Memory::device, H = Memory::pageable, P = Memory::pinned;
     const Placement placements[] = {{D, D, D, false}, {D, H, D, false}, {H, D, D, false}, {D, D, H, false},
                                     {H, H, D, false}, {P, D, P, false}, {D, D, D, true},  {H, H, H, true}};
-    // With callbacks, and quiet (no callback: one batch, the final statistics enqueued behind it).
+    // With callbacks, and quiet (no callback registered: one batch, the final statistics enqueued behind it,
+    // the run's quiet path), on the CPU reference too.
     for (size_t maxiter : {1, 2, 7, 8, 9, 17, 50}) {
         if (small() && maxiter != 1 && maxiter != 9) continue;
         for (bool quiet : {false, true}) {
             Settings s{maxiter, 0.0, quiet || maxiter <= 8 ? 0u : 5u, quiet ? 0u : 3u};
+            s.no_callbacks = quiet;
             Outcome want = run(cpu, p, s);
             for (const Placement &m : placements) {
                 Outcome got = run(gpu, p, s, m);
@@ -304,6 +312,46 @@ void test_placements(gpk_context *cpu, gpk_context *gpu) {
                 compare(got, want, label(p, s) + ", " + placement_name(m));
             }
         }
+    }
+}
+
+// A call that asks for no report (final NULL, no report callback) leaves out the final grid's statistics:
+// tfinal must hold the very bits of the same call with a report. Quiet runs (the statistics kernel only
+// copies, where the run did not end on tfinal) and runs with a progress callback; one pass (the checking
+// pass, which never writes tfinal), whole passes, shorter last passes; convergence inside a pass and at
+// maxiter; cancellation by the progress callback; tfinal on the device (written by the last pass) and on
+// the host (copied), tinit on both.
+void test_no_report(gpk_context *cpu, gpk_context *gpu) {
+    Problem p = random_problem(small() ? 40 : 150, small() ? 260 : 330, 61);
+    std::vector<double> md = maxdiffs(cpu, p, 30);
+    std::vector<double> thresholds = {0.0};
+    for (size_t k : {2, 9})
+        if (double t = threshold_for(md, k); t > 0) thresholds.push_back(t);
+    const Memory D = Memory::device, H = Memory::pageable;
+    const Placement placements[] = {{D, D, D, false}, {H, D, D, false}, {D, D, H, false}, {H, H, H, false}};
+    for (size_t maxiter : {1, 2, 6, 7, 9, 20}) {
+        if (small() && maxiter != 1 && maxiter != 9) continue;
+        for (double threshold : thresholds)
+            for (int progress : {0, 1, 2}) { // none; every 3 iterations; every 3, stopping at 6
+                if (small() && progress == 1) continue;
+                Settings with{maxiter, threshold, 0, progress ? 3u : 0u, progress == 2 ? 6u : 0u};
+                with.no_callbacks = progress == 0;
+                Settings without = with;
+                without.no_report = true;
+                for (const Placement &m : placements) {
+                    const Outcome a = run(gpu, p, with, m), b = run(gpu, p, without, m);
+                    const std::string what = label(p, with) + " progress " + std::to_string(progress) + ", " +
+                                             placement_name(m) + ", without a report";
+                    CHECK_MSG(b.status == a.status, what + ": " + b.message);
+                    CHECK_MSG(b.grid.size() == a.grid.size() &&
+                                  std::memcmp(b.grid.data(), a.grid.data(), a.grid.size() * sizeof(double)) ==
+                                      0,
+                              what + ": tfinal differs from the call with a report");
+                    CHECK_MSG(b.progress_iters == a.progress_iters, what + ": progress calls");
+                    CHECK_MSG(b.finals == 0 && b.periodic.empty(), what + ": a report was delivered");
+                }
+                compare(run(gpu, p, with), run(cpu, p, with), label(p, with) + " with a report");
+            }
     }
 }
 
@@ -710,6 +758,7 @@ int main() {
     if (wanted("convergence")) test_convergence(cpu, gpu);
     if (wanted("cancellation")) test_cancellation(cpu, gpu);
     if (wanted("placements")) test_placements(cpu, gpu);
+    if (wanted("no_report")) test_no_report(cpu, gpu);
     if (wanted("memory_kinds")) test_memory_kinds(cpu, gpu);
     if (wanted("determinism")) test_determinism(gpu);
     if (wanted("invalid")) {

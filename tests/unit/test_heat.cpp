@@ -132,9 +132,11 @@ struct GpkRun {
     Seen seen;
 };
 
+// A run with every callback recording into run.seen; without `report`, neither the final report nor the
+// report callback is asked for (and the progress callback only where progress_interval is set).
 GpkRun gpk_heat(gpk_context *ctx, const std::vector<double> &tinit, const std::vector<double> &cond, size_t n,
                 size_t m, size_t maxiter, double threshold, size_t period, Seen seen = {},
-                size_t progress_interval = 0) {
+                size_t progress_interval = 0, bool report = true) {
     GpkRun run;
     run.seen = seen;
     run.grid.assign(n * m, -12345.0);
@@ -145,11 +147,12 @@ GpkRun gpk_heat(gpk_context *ctx, const std::vector<double> &tinit, const std::v
     p.maxiter = maxiter;
     p.threshold = threshold;
     p.period = period;
-    p.on_report = on_report;
-    p.on_progress = on_progress;
+    p.on_report = report ? on_report : nullptr;
+    p.on_progress = report || progress_interval ? on_progress : nullptr;
     p.progress_interval = progress_interval;
     p.user_data = &run.seen;
-    run.status = gpk_heat_run(ctx, &p, tinit.data(), cond.data(), run.grid.data(), &run.final);
+    run.status =
+        gpk_heat_run(ctx, &p, tinit.data(), cond.data(), run.grid.data(), report ? &run.final : nullptr);
     run.message = gpk_context_last_error(ctx);
     return run;
 }
@@ -490,26 +493,70 @@ void test_invalid_data_in_bands() {
     gpk_context_destroy(ctx);
 }
 
-// Without tfinal the reports must not change, on one band and on several, for every pass length that
-// ends a run (the CPU backend writes tfinal from its last pass, or copies it when a run stops elsewhere).
-void test_without_tfinal() {
-    std::mt19937_64 rng(99);
-    gpk_context *ctx = make_context(2);
+// Random inputs on one band (9 x 11) and on several (301 x 409), the same for every caller.
+template <class F> void for_each_band_shape(unsigned seed, F &&body) {
+    std::mt19937_64 rng(seed);
     for (size_t n : {9, 301}) {
         const size_t m = n == 9 ? 11 : 409;
         auto t = random_values(n * m, -100, 100, rng), c = random_values(n * m, 0, 1, rng);
-        for (size_t maxiter : {1, 3, 4, 5, 11}) {
-            RefRun ref = reference_heat(t, c, n, m, maxiter, 0.0, 0);
-            gpk_heat_params p;
-            gpk_heat_params_init(&p);
-            p.rows = n;
-            p.cols = m;
-            p.maxiter = maxiter;
-            gpk_heat_report r{};
-            CHECK_OK(ctx, gpk_heat_run(ctx, &p, t.data(), c.data(), nullptr, &r));
-            CHECK_MSG(same_report(r, ref.final), label(n, m, maxiter, 0, 0) + ": report without tfinal");
-        }
+        body(n, m, t, c);
     }
+}
+
+// Without tfinal the reports must not change, on one band and on several, for every pass length that
+// ends a run (the CPU backend writes tfinal from its last pass, or copies it when a run stops elsewhere).
+void test_without_tfinal() {
+    gpk_context *ctx = make_context(2);
+    for_each_band_shape(
+        99, [&](size_t n, size_t m, const std::vector<double> &t, const std::vector<double> &c) {
+            for (size_t maxiter : {1, 3, 4, 5, 11}) {
+                RefRun ref = reference_heat(t, c, n, m, maxiter, 0.0, 0);
+                gpk_heat_params p;
+                gpk_heat_params_init(&p);
+                p.rows = n;
+                p.cols = m;
+                p.maxiter = maxiter;
+                gpk_heat_report r{};
+                CHECK_OK(ctx, gpk_heat_run(ctx, &p, t.data(), c.data(), nullptr, &r));
+                CHECK_MSG(same_report(r, ref.final), label(n, m, maxiter, 0, 0) + ": report without tfinal");
+            }
+        });
+    gpk_context_destroy(ctx);
+}
+
+// A call that asks for no report (final NULL, no report callback; a progress callback or none) leaves out
+// the final grid's statistics: tfinal must hold the very bits of the same call with a report, on one band
+// and on several, for runs of one pass, whole passes and shorter last passes, stopped by convergence inside a
+// pass or at maxiter, and cancelled by the progress callback inside a pass.
+void test_without_report() {
+    gpk_context *ctx = make_context(2);
+    for_each_band_shape(
+        123, [&](size_t n, size_t m, const std::vector<double> &t, const std::vector<double> &c) {
+            RefRun free_run = reference_heat(t, c, n, m, 20, 0.0, 0);
+            std::vector<double> thresholds = {0.0};
+            for (size_t k : {2, 7})
+                if (double th = threshold_converging_at(free_run.maxdiffs, k); th > 0)
+                    thresholds.push_back(th);
+            for (size_t maxiter : {1, 3, 4, 5, 11, 20})
+                for (double threshold : thresholds)
+                    for (int progress : {0, 1, 2}) { // none; every 2 iterations; every 2, stopping at 5
+                        Seen seen;
+                        seen.stop_progress_at = progress == 2 ? 5 : 0;
+                        const size_t every = progress ? 2 : 0;
+                        GpkRun with = gpk_heat(ctx, t, c, n, m, maxiter, threshold, 0, seen, every);
+                        GpkRun without = gpk_heat(ctx, t, c, n, m, maxiter, threshold, 0, seen, every, false);
+                        const std::string what = label(n, m, maxiter, threshold, 0) + " progress " +
+                                                 std::to_string(progress) + ", without a report";
+                        CHECK_MSG(without.status == with.status, what + ": " + without.message);
+                        CHECK_MSG(std::memcmp(without.grid.data(), with.grid.data(),
+                                              with.grid.size() * sizeof(double)) == 0,
+                                  what + ": tfinal differs from the call with a report");
+                        CHECK_MSG(without.seen.progress_iters == with.seen.progress_iters,
+                                  what + ": progress calls");
+                        CHECK_MSG(without.seen.finals.empty() && without.seen.periodic.empty(),
+                                  what + ": a report was delivered");
+                    }
+        });
     gpk_context_destroy(ctx);
 }
 
@@ -599,6 +646,7 @@ int main() {
     test_invalid_data(ctx);
     test_invalid_data_in_bands();
     test_without_tfinal();
+    test_without_report();
     test_checkpoints();
     test_out_of_memory(ctx);
     bool have_data = test_pat1(ctx);
