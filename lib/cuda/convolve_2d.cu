@@ -1,5 +1,6 @@
 // Launches of the direct 2D kernel: square 3, 5 and 9 tap filters on u8 (exact int) and f32 images get
 // compile-time sizes; everything else takes the general kernel.
+#include "cuda/convolve_box.cuh"
 #include "cuda/convolve_launch.cuh"
 #include "cuda/convolve_rank1.cuh"
 #include "cuda/convolve_strip.cuh"
@@ -353,13 +354,96 @@ template <int K> bool rank1_of_pair(const gpk_filter &f, Rank1Taps<K> &out) {
     return true;
 }
 
-template <int K> unsigned launch_rank1_k(const PassArgs &a, cudaStream_t s) {
+// Output rows a strip of the box kernel where GPK_TEST_CONV_BOX leaves it unset: each strip first reads
+// the K - 1 rows above its first output, and longer strips launch fewer blocks than the SMs hold. 8192^2,
+// ms, 3 x 3 / 5 x 5 / 7 x 7 / 9 x 9: H100 strips of 16 rows 0.060 / 0.065 / 0.076 / 0.093, of 32 rows
+// 0.063-0.067 / 0.068-0.072 / 0.079-0.080 / 0.098-0.101; H200 16 rows 0.053 / 0.058 / 0.074 / 0.092, 32
+// rows 0.054 / 0.058 / 0.075 / 0.091, 64 and 128 rows slower (bench/RESULTS.md).
+constexpr int kBoxStripRows = 16;
+
+// The box kernel's strip rows and rows a chunk, as the internal knob GPK_TEST_CONV_BOX (NOTES.md) sets
+// them for benchmarks and tests: "off" (box filters take the rank-1 or 3 x 3 strip kernels), "ROWS" or
+// "ROWS/CHUNK" (CHUNK 4 or 8, where sums are written); 0 where unset.
+struct BoxKnob {
+    bool off = false;
+    int rows = 0, chunk = 0;
+};
+
+BoxKnob box_knob() {
+    BoxKnob k;
+    const char *text = std::getenv("GPK_TEST_CONV_BOX");
+    if (!text || !*text) return k;
+    if (std::strcmp(text, "off") == 0) {
+        k.off = true;
+        return k;
+    }
+    char extra = 0;
+    const int n = std::sscanf(text, "%d/%d%c", &k.rows, &k.chunk, &extra);
+    if (!((n == 1 || n == 2) && k.rows >= 1 && k.rows <= 4096 && (n == 1 || k.chunk == 4 || k.chunk == 8)))
+        invalid(std::string("GPK_TEST_CONV_BOX is \"") + text +
+                "\"; expected off, or a row count (1 to 4096) and optionally /4 or /8");
+    if (n == 1) k.chunk = 0;
+    return k;
+}
+
+// Whether rank-1 taps are a box: every r[a] the same and every c[b] the same; t = r[0] c[0], every tap.
+template <int K> bool box_tap(const Rank1Taps<K> &taps, int &t) {
+    const int c0 = int((signed char)(taps.c[0] & 0xFF));
+    for (int a = 0; a < K; ++a)
+        if (taps.r[a] != taps.r[0]) return false;
+    for (int b = 0; b < K; ++b)
+        if (int((signed char)((taps.c[b / 4] >> (8 * (b % 4))) & 0xFF)) != c0) return false;
+    t = taps.r[0] * c0;
+    return t != 0;
+}
+
+// Rows a chunk of the box kernel: 8 where sums are written at K = 3 and 5 (their leaving rows held in
+// registers), 4 at K = 7 and 9 (which read their leaving rows again: 16 loads in flight at 64 registers
+// were slower) and for the min/max passes (whose extra state spills in chunks of 8). H200, 8192^2, strips
+// of 32 rows: 3 x 3 / 5 x 5 0.054 / 0.058 ms in chunks of 8 against 0.057 / 0.062 in chunks of 4; 7 x 7 /
+// 9 x 9 0.075 / 0.091 in chunks of 4 against 0.078 / 0.103.
+template <StripMode M, int K> constexpr int box_chunk() {
+    return M == StripMode::divide && K <= 5 ? 8 : 4;
+}
+
+template <int K, StripMode M, bool Signed, StripDiv D, int N = box_chunk<M, K>()>
+unsigned launch_box_kernel(const PassArgs &a, const Rank1Taps<K> &taps, int t, const U8Divider &dv, int rows,
+                           int chunk, cudaStream_t s) {
+    if constexpr (M == StripMode::divide && N == box_chunk<M, K>())
+        if (chunk != 0 && chunk != N)
+            return launch_box_kernel<K, M, Signed, D, 12 - N>(a, taps, t, dv, rows, chunk, s);
+    const long long groups = rank1_groups(a.shape.width);
+    const dim3 grid(unsigned(box_blocks(groups) + 1), unsigned((a.shape.out_rows + rows - 1) / rows));
+    if (M == StripMode::fold &&
+        size_t(grid.x) * grid.y > blocks_bound(a.shape.width, size_t(a.shape.out_rows)))
+        return 0;
+    conv_box_u8_kernel<K, M, Signed, D, N><<<grid, kStripThreads, 0, s>>>(
+        a.src, a.shape, a.out, taps, t, dv, rows, groups, out_aligned_for_strip(a));
+    check_launch("conv_box_u8_kernel");
+    return grid.x * grid.y;
+}
+
+// Box filters take the box kernel (convolve_box.cuh), other rank-1 taps the rank-1 strip kernel where
+// `rank1` (K >= rank1_min_k()); 0 where neither applies.
+template <int K> unsigned launch_rank1_k(const PassArgs &a, bool rank1, cudaStream_t s) {
     const gpk_filter &f = *a.filter;
     Rank1Taps<K> taps;
     if (!(f.separable ? rank1_of_pair(f, taps) : rank1_factor(f, taps))) return 0;
     bool is_signed = false;
     for (const std::vector<double> *v : {&f.taps, &f.row, &f.col})
         for (double t : *v) is_signed |= t < 0;
+    int t = 0;
+    const BoxKnob box = box_knob();
+    // At K = 3 too: 8192^2 0.060 ms on the H100 against the 3 x 3 strip kernel's 0.061-0.063 in the same
+    // lease, 0.053 on an H200 against 0.057.
+    if (!box.off && box_tap(taps, t))
+        return launch_strip_modes(
+            a, is_signed, box.rows ? box.rows : kBoxStripRows,
+            [&](auto m, auto sg, auto d, const U8Divider &dv, int r) {
+                return launch_box_kernel<K, decltype(m)::value, decltype(sg)::value, decltype(d)::value>(
+                    a, taps, t, dv, r, box.chunk, s);
+            });
+    if (!rank1) return 0;
     // Strips of the 3 x 3 kernel's rows (its knob) in chunks of 8, one chunk where unset or off.
     const int rows = chunk_rows(std::max(strip_rows_knob(), 0), kStripChunk);
     return launch_strip_modes(a, is_signed, rows, [&](auto m, auto sg, auto d, const U8Divider &dv, int r) {
@@ -370,19 +454,21 @@ template <int K> unsigned launch_rank1_k(const PassArgs &a, cudaStream_t s) {
 
 } // namespace
 
-// The rank-1 strip kernel (convolve_rank1.cuh); 0 where it does not apply.
+// The box kernel (convolve_box.cuh) or the rank-1 strip kernel (convolve_rank1.cuh); 0 where neither
+// applies.
 unsigned launch_rank1(const PassArgs &a, cudaStream_t s) {
     const int k = a.filter->kh;
-    if (k < rank1_min_k() || !strip_case(a)) return 0;
+    if (!strip_case(a)) return 0;
+    const bool rank1 = k >= rank1_min_k();
     switch (k) {
     case 3:
-        return launch_rank1_k<3>(a, s);
+        return launch_rank1_k<3>(a, rank1, s);
     case 5:
-        return launch_rank1_k<5>(a, s);
+        return launch_rank1_k<5>(a, rank1, s);
     case 7:
-        return launch_rank1_k<7>(a, s);
+        return launch_rank1_k<7>(a, rank1, s);
     case 9:
-        return launch_rank1_k<9>(a, s);
+        return launch_rank1_k<9>(a, rank1, s);
     default:
         return 0;
     }

@@ -55,8 +55,9 @@ unsigned launch_conv2d(DeviceContext &ctx, const PassArgs &a, cudaStream_t s);
 // through the sliding-window kernel (convolve_slide.cuh): the blocks launched, 0 where it does not apply.
 unsigned launch_slide_f32(DeviceContext &ctx, const PassArgs &a, cudaStream_t s);
 // A K x K filter (K = 3 .. 9 odd; 2D taps that factor exactly as r[a] * c[b], or a separable pair) on a
-// one-channel u8 image with exact int sums, through the rank-1 strip kernel (convolve_rank1.cuh): the
-// blocks launched, 0 where it does not apply (a separable pair then takes its two passes).
+// one-channel u8 image with exact int sums, through the box kernel where every tap is the same
+// (convolve_box.cuh) or the rank-1 strip kernel (convolve_rank1.cuh): the blocks launched, 0 where neither
+// applies (a separable pair then takes its two passes).
 unsigned launch_rank1(const PassArgs &a, cudaStream_t s);
 // Row pass of a separable filter: mid_rows rows of Acc sums into `mid`.
 void launch_row_pass(const PassArgs &a, int mid_rows, void *mid, const DeviceLimits &lim, cudaStream_t s);

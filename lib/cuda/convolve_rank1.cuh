@@ -95,6 +95,23 @@ __device__ __forceinline__ void rank1_edges(F &f, const SourceRows &src, const S
     });
 }
 
+// The body of a strip kernel with rank-1 taps: the last block of x takes the strip's edge columns, the
+// others interior(f, y0, y_end); the fold pass leaves its block's partials.
+template <int K, StripMode M, bool Signed, StripDiv D, class Interior>
+__device__ __forceinline__ void rank1_strip_body(const SourceRows &src, const Shape &sh, const Output &out,
+                                                 const Rank1Taps<K> &taps, const U8Divider &dv,
+                                                 int strip_rows, long long groups, const Interior &interior) {
+    StripFinish<M, Signed, D> f = make_strip_finish<M, Signed, D>(dv, out);
+    const int y0 = blockIdx.y * strip_rows;
+    const int y_end = min(y0 + strip_rows, sh.out_rows);
+    if (blockIdx.x == gridDim.x - 1)
+        rank1_edges<K>(f, src, sh, out, taps, y0, y_end, groups);
+    else
+        interior(f, y0, y_end);
+    if constexpr (M == StripMode::fold)
+        fold_minmax<int>(f.fold_mn <= f.fold_mx, f.fold_mn, f.fold_mx, 0, out);
+}
+
 // Grid: x covers the interior groups in blocks of 128, then one edge block; y the band's output rows in
 // strips of `strip_rows` (whole chunks of C rows). The source base and pitch are multiples of 8;
 // `out_aligned`: so are the output's. min(K, C) rows of 8 sums are live at a time: in chunks of 8, 3 x 3
@@ -103,15 +120,10 @@ template <int K, StripMode M, bool Signed, StripDiv D, int C>
 __global__ void __launch_bounds__(kStripThreads, C <= 4 ? (K <= 5 ? 8 : 6) : (K <= 3 ? 8 : (K <= 5 ? 6 : 4)))
     conv_rank1_u8_strip_kernel(SourceRows src, Shape sh, Output out, Rank1Taps<K> taps, U8Divider dv,
                                int strip_rows, long long groups, bool out_aligned) {
-    StripFinish<M, Signed, D> f = make_strip_finish<M, Signed, D>(dv, out);
-    const int y0 = blockIdx.y * strip_rows;
-    const int y_end = min(y0 + strip_rows, sh.out_rows);
-    if (blockIdx.x == gridDim.x - 1)
-        rank1_edges<K>(f, src, sh, out, taps, y0, y_end, groups);
-    else
-        rank1_interior<K, C>(f, src, sh, out, taps, y0, y_end, groups, out_aligned);
-    if constexpr (M == StripMode::fold)
-        fold_minmax<int>(f.fold_mn <= f.fold_mx, f.fold_mn, f.fold_mx, 0, out);
+    rank1_strip_body<K, M, Signed, D>(
+        src, sh, out, taps, dv, strip_rows, groups, [&](auto &f, int y0, int y_end) {
+            rank1_interior<K, C>(f, src, sh, out, taps, y0, y_end, groups, out_aligned);
+        });
 }
 
 } // namespace gpk::cuda::conv

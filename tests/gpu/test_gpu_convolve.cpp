@@ -60,8 +60,17 @@ gpk_filter *make_filter(const std::string &spec, uint64_t seed) {
     unsigned a = 0, b = 0;
     char kind[16] = {};
     gpk_filter *f = nullptr;
-    if (std::sscanf(spec.c_str(), "%15[a-z0-9]:%u:%u", kind, &a, &b) == 3 &&
-        std::strncmp(kind, "rank1", 5) == 0) {
+    int ta = 0, tb = 0;
+    if (std::sscanf(spec.c_str(), "box2d:%u:%d", &a, &ta) == 2) {
+        // box2d:K:T: K x K taps, every one T.
+        std::vector<double> t(size_t(a) * a, double(ta));
+        gpk_filter_create_2d(&f, a, a, t.data());
+    } else if (std::sscanf(spec.c_str(), "boxpair:%u:%d:%d", &a, &ta, &tb) == 3) {
+        // boxpair:K:A:B: a separable pair, K row taps A and K column taps B.
+        std::vector<double> r(a, double(ta)), c(a, double(tb));
+        gpk_filter_create_separable(&f, a, r.data(), a, c.data());
+    } else if (std::sscanf(spec.c_str(), "%15[a-z0-9]:%u:%u", kind, &a, &b) == 3 &&
+               std::strncmp(kind, "rank1", 5) == 0) {
         // rank1 / rank1pos / rank1wide:K:K: 2D taps r[i] * c[j] (small signed, non-negative, or column
         // taps over the whole byte range with r in -1..1); rank1sep:K:K the same r, c as a separable pair.
         const bool pos = std::strcmp(kind, "rank1pos") == 0, wide = std::strcmp(kind, "rank1wide") == 0;
@@ -359,8 +368,10 @@ void test_strip_kernel(gpu::Contexts &ctxs) {
 // signed, both min/max passes); the kernel on for 3 x 3 too (GPK_TEST_CONV_RANK1=all) and off (the 2D
 // kernels, same bits); written sums in chunks of 4 rows (the default at K = 7 and 9) and of 8 (at K = 5,
 // and for all with GPK_TEST_CONV_RANK1_CHUNK=8). Input rows 8-byte aligned, as it needs; output rows
-// aligned or not.
+// aligned or not. Box taps take the box kernel by default; here GPK_TEST_CONV_BOX=off keeps them on this one
+// (test_box_kernel is the box kernel's).
 void test_rank1_kernel(gpu::Contexts &ctxs) {
+    setenv("GPK_TEST_CONV_BOX", "off", 1);
     const bool quick = gpu::quick();
     const std::vector<size_t> widths =
         quick ? std::vector<size_t>{1, 13, 20, 27, 1045}
@@ -443,7 +454,70 @@ void test_rank1_kernel(gpu::Contexts &ctxs) {
                 gpk_filter_destroy(f);
                 ++cases;
             }
+    unsetenv("GPK_TEST_CONV_BOX");
     std::printf("rank-1 kernel: %zu cases\n", cases);
+}
+
+// The box kernel (convolve_box.cuh) on device images against the CPU backend: K x K box filters (K = 3, 5,
+// 7, 9) with every tap 1, 2, 3 or -1 (signed) and separable pairs of equal taps; widths around its 8-byte
+// groups, its warps of 30 writing lanes (240 columns) and blocks of 120 groups (960 columns), the edge
+// block and rows narrower than 20; heights around the filter, its chunks of 4 and 8 rows and its strips;
+// strips of 1, 3, 7, 21 and 64 rows besides the default, in chunks of 4 and 8, and the kernel off
+// (GPK_TEST_CONV_BOX); every border; every finish (division by
+// the sum as a multiply-high, none, signed, both min/max passes); output rows aligned to 8 bytes or not; a
+// few staged (host) images. Exact: the same bits.
+void test_box_kernel(gpu::Contexts &ctxs) {
+    const bool quick = gpu::quick();
+    const std::vector<size_t> widths =
+        quick ? std::vector<size_t>{1, 20, 252, 260, 980}
+              : std::vector<size_t>{1,   12,  19,  20,  21,  27,  28,  251, 252,  253,
+                                    259, 260, 261, 971, 972, 979, 980, 981, 1940, 1949};
+    const std::vector<size_t> heights =
+        quick ? std::vector<size_t>{1, 5, 33} : std::vector<size_t>{1, 2, 3, 5, 8, 9, 17, 33, 70};
+    const struct {
+        const char *taps; // box2d:K:<taps>, or boxpair:K:<taps>
+        gpk_normalize norm;
+    } finishes[] = {{"box2d:1", GPK_NORMALIZE_SUM},        {"box2d:1", GPK_NORMALIZE_NONE},
+                    {"box2d:2", GPK_NORMALIZE_SUM},        {"box2d:-1", GPK_NORMALIZE_SUM},
+                    {"box2d:-1", GPK_NORMALIZE_NONE},      {"box2d:3", GPK_NORMALIZE_MINMAX},
+                    {"boxpair:1:1", GPK_NORMALIZE_SUM},    {"boxpair:2:-1", GPK_NORMALIZE_SUM},
+                    {"boxpair:1:1", GPK_NORMALIZE_MINMAX}, {"box2d:1", GPK_NORMALIZE_MINMAX},
+                    {"box2d:3", GPK_NORMALIZE_NONE}};
+    const size_t nfin = sizeof finishes / sizeof finishes[0];
+    // GPK_TEST_CONV_BOX: strip rows and rows a chunk (8 by default where sums are written, 4 for min/max).
+    const char *modes[] = {"", "1", "3/4", "7", "64/8", "21/4", "off"};
+    uint64_t seed = 12000;
+    size_t cases = 0, turn = 0;
+    for (const char *mode : modes) {
+        if (quick && std::strcmp(mode, "3/4") != 0 && *mode) continue;
+        if (*mode) setenv("GPK_TEST_CONV_BOX", mode, 1);
+        for (int kk : {3, 5, 7, 9})
+            for (size_t w : widths)
+                for (size_t h : heights) {
+                    const size_t t = turn++;
+                    const gpk_border b = kBorders[t % 5];
+                    const auto &fin = finishes[(t + t / 5) % nfin];
+                    std::string spec = fin.taps;
+                    spec.insert(spec.find(':') + 1, std::to_string(kk) + ":");
+                    ConvCase k{GPK_U8, GPK_U8, w, h, 1, spec, b, fin.norm, GPK_ACCUMULATE_AUTO};
+                    k.in_align = 8;
+                    k.out_offset = t % 3 == 1 ? 3 : 0; // output rows not 8-byte aligned
+                    gpk_filter *f = make_filter(k.filter, seed);
+                    std::vector<unsigned char> img = make_image(k, seed + 1);
+                    seed += 2;
+                    std::vector<unsigned char> want(k.out_stride() * k.height, kPoison);
+                    CHECK_OK(ctxs.cpu, convolve(ctxs.cpu, k, f, img.data(), want.data()));
+                    const std::string what = describe(k) + " box '" + mode + "'";
+                    run_on(ctxs.cuda, nullptr, Memory::device, Memory::device, k, f, img, want, true, what);
+                    if (t % 37 == 0)
+                        run_on(ctxs.cuda, nullptr, Memory::pageable, Memory::pageable, k, f, img, want, true,
+                               what + " staged");
+                    gpk_filter_destroy(f);
+                    ++cases;
+                }
+        unsetenv("GPK_TEST_CONV_BOX");
+    }
+    std::printf("box kernel: %zu cases\n", cases);
 }
 
 // The fused separable kernels, single-channel f32 sums, square filters of their built sizes: the streaming
@@ -952,6 +1026,7 @@ int main() {
     if (wanted("kernels")) test_kernels(ctxs);
     if (wanted("strip")) test_strip_kernel(ctxs);
     if (wanted("rank1")) test_rank1_kernel(ctxs);
+    if (wanted("box")) test_box_kernel(ctxs);
     if (wanted("fused")) test_fused_separable(ctxs);
     if (wanted("fit")) test_fused_fit_boundary(ctxs);
     if (wanted("misaligned")) test_misaligned(ctxs);

@@ -13,7 +13,8 @@
 // - the GPU suite (GPK_SWEEP_CUDA; CUDA backend, exits 77 without a device): images in pageable, pinned and
 //   device memory, bands forced small by a faked device size (GPK_TEST_DEVICE_MEMORY_LIMIT), the u8 3x3
 //   strip kernel with several row counts and off (GPK_TEST_CONV_STRIP), the rank-1 strip kernel by default,
-//   for 3 x 3 too, and off (GPK_TEST_CONV_RANK1), the fused separable kernels in each built shape
+//   for 3 x 3 too, and off (GPK_TEST_CONV_RANK1), the box kernel with strips of 1 and 5 rows (chunks of 4)
+//   and off (GPK_TEST_CONV_BOX), the fused separable kernels in each built shape
 //   (GPK_TEST_CONV_FUSED_KERNEL), the f32 sliding-window kernel in several forms, strips of a few rows,
 //   and off (GPK_TEST_CONV_F32, GPK_TEST_CONV_F32_ROWS).
 // GPK_TEST_QUICK=1 runs every 8th case (sanitizer runs).
@@ -74,7 +75,7 @@ bool env_flag(const char *name) {
 // below 2^31, else int64).
 // `outer`: 2D taps that are an exact product r[a] * c[b] of small integers (the CUDA rank-1 kernel); a
 // separable pair of small integers.
-enum class TapKind { bytes, signed_bytes, wide31, wide53, wide54, real, positive_real, outer };
+enum class TapKind { bytes, signed_bytes, wide31, wide53, wide54, real, positive_real, outer, box };
 const TapKind kIntegerKinds[] = {TapKind::bytes, TapKind::signed_bytes, TapKind::wide31, TapKind::wide53,
                                  TapKind::wide54};
 const TapKind kRealKinds[] = {TapKind::real, TapKind::positive_real};
@@ -95,6 +96,8 @@ const char *kind_name(TapKind k) {
         return "real taps";
     case TapKind::outer:
         return "outer-product taps";
+    case TapKind::box:
+        return "box taps";
     default:
         return "positive real taps";
     }
@@ -173,6 +176,11 @@ Filter make_filter(bool separable, int kh, int kw, TapKind kind, gpk_dtype in) {
             a = taps_summing_to(size_t(kw), row_total);
             b = taps_summing_to(size_t(kh), col_total);
         }
+    } else if (kind == TapKind::box) {
+        // Every tap the same integer (a separable pair: each filter's own), signed a fifth of the time.
+        const double box[] = {1, 1, 2, 3, -1};
+        a.assign(size_t(separable ? kw : kh * kw), pick_of(box));
+        if (separable) b.assign(size_t(kh), pick_of(box));
     } else if (kind == TapKind::outer && !separable) {
         const std::vector<double> r = draw_taps(size_t(kh), kind), c = draw_taps(size_t(kw), kind);
         const bool positive = pick(0, 1); // all taps >= 0 half the time
@@ -210,6 +218,7 @@ struct Setup {
     std::string cpu_isa;               // GPK_TEST_CPU_ISA ("" unset)
     std::string gpu_strip;             // GPK_TEST_CONV_STRIP ("" unset)
     std::string gpu_rank1;             // GPK_TEST_CONV_RANK1 ("" unset)
+    std::string gpu_box;               // GPK_TEST_CONV_BOX ("" unset)
     std::string gpu_fused;             // GPK_TEST_CONV_FUSED_KERNEL ("" unset)
     std::string gpu_f32;               // GPK_TEST_CONV_F32 ("" unset)
     std::string gpu_f32_rows;          // GPK_TEST_CONV_F32_ROWS ("" unset)
@@ -225,6 +234,7 @@ std::string describe_setup(const Setup &s) {
     if (!s.cpu_isa.empty()) d += " isa " + s.cpu_isa;
     if (!s.gpu_strip.empty()) d += " gpu-strip " + s.gpu_strip;
     if (!s.gpu_rank1.empty()) d += " gpu-rank1 " + s.gpu_rank1;
+    if (!s.gpu_box.empty()) d += " gpu-box " + s.gpu_box;
     if (!s.gpu_fused.empty()) d += " gpu-fused " + s.gpu_fused;
     if (!s.gpu_f32.empty()) d += " gpu-f32 " + s.gpu_f32;
     if (!s.gpu_f32_rows.empty()) d += " gpu-f32-rows " + s.gpu_f32_rows;
@@ -282,6 +292,7 @@ gpk_status run(const Case &k, const Setup &s, const Filter &f, const Image &in, 
     set_knob("GPK_TEST_CPU_ISA", s.cpu_isa);
     set_knob("GPK_TEST_CONV_STRIP", s.gpu_strip);
     set_knob("GPK_TEST_CONV_RANK1", s.gpu_rank1);
+    set_knob("GPK_TEST_CONV_BOX", s.gpu_box);
     set_knob("GPK_TEST_CONV_FUSED_KERNEL", s.gpu_fused);
     set_knob("GPK_TEST_CONV_F32", s.gpu_f32);
     set_knob("GPK_TEST_CONV_F32_ROWS", s.gpu_f32_rows);
@@ -299,8 +310,8 @@ gpk_status run(const Case &k, const Setup &s, const Filter &f, const Image &in, 
     status = gpk_convolve(ctx, &p, &in.desc, in.bytes.data(), &out.desc, out.bytes.data());
 #endif
     for (const char *knob : {"GPK_TEST_CONV_CPU_STRIP", "GPK_TEST_CPU_ISA", "GPK_TEST_CONV_STRIP",
-                             "GPK_TEST_CONV_RANK1", "GPK_TEST_CONV_FUSED_KERNEL", "GPK_TEST_CONV_F32",
-                             "GPK_TEST_CONV_F32_ROWS", "GPK_TEST_DEVICE_MEMORY_LIMIT"})
+                             "GPK_TEST_CONV_RANK1", "GPK_TEST_CONV_BOX", "GPK_TEST_CONV_FUSED_KERNEL",
+                             "GPK_TEST_CONV_F32", "GPK_TEST_CONV_F32_ROWS", "GPK_TEST_DEVICE_MEMORY_LIMIT"})
         unsetenv(knob);
     return status;
 }
@@ -386,12 +397,15 @@ void find_isas() {
 
 // Sample counts per row (width * channels) at the edges of what the backends cut rows into: the CPU tap
 // loop's blocks (128 four-byte or 64 eight-byte samples) and its 64-byte vectors; the CUDA tiles (32
-// samples, 128 for the row pass and the four-outputs kernels) and the u8 3x3 strip kernel (8 outputs a
-// thread after a 1-sample edge, 128 threads a block: 1024 + 9).
-const size_t kEdgeSamples[] = {
-    1,   2,   3,   4,   5,   7,    8,    9,    10,   11,   15,   16,   17,   18,   24,   31,   32,   33,
-    40,  63,  64,  65,  96,  127,  128,  129,  130,  160,  191,  192,  193,  255,  256,  257,  383,  384,
-    385, 511, 512, 513, 640, 1023, 1024, 1025, 1032, 1033, 1034, 1041, 1042, 2047, 2048, 2049, 2057, 2058};
+// samples, 128 for the row pass and the four-outputs kernels), the u8 3x3 strip kernel (8 outputs a
+// thread after a 1-sample edge, 128 threads a block: 1024 + 9) and the u8 box kernel (warps of 30 groups
+// of 8 after an 8-sample edge, blocks of 120 groups: 8 + 240 + 4 and 8 + 960 + 4 where the last group's
+// window ends).
+const size_t kEdgeSamples[] = {1,    2,    3,    4,    5,    7,    8,    9,    10,   11,  15,   16,   17,
+                               18,   24,   31,   32,   33,   40,   63,   64,   65,   96,  127,  128,  129,
+                               130,  160,  191,  192,  193,  251,  252,  255,  256,  257, 259,  260,  383,
+                               384,  385,  511,  512,  513,  640,  971,  972,  979,  980, 1023, 1024, 1025,
+                               1032, 1033, 1034, 1041, 1042, 2047, 2048, 2049, 2057, 2058};
 // Heights at the edges of the CUDA kernels' row tiles (8-row strips, 32, 64 and 128 rows a block) and the
 // CPU's two rows a tap pass.
 const size_t kEdgeRows[] = {1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 127, 128, 129};
@@ -425,6 +439,8 @@ Setup random_setup(const Case &k) {
         s.gpu_strip = pick_of(rows);
         const char *rank1[] = {"", "", "all", "off"};
         s.gpu_rank1 = pick_of(rank1);
+        const char *box[] = {"", "", "1", "5/4", "off"};
+        s.gpu_box = pick_of(box);
         // The fused separable kernels (f32 sums, one channel, square filters): the default, the ring
         // kernel, the streaming kernel's other shapes.
         const char *fused[] = {"", "", "ring", "256x16", "128x8", "256x8b4"};
@@ -588,7 +604,8 @@ void sweep_rows() {
 
 // The CUDA backend's specialised kernels at the edges of their tiles: u8 3x3 byte taps (the strip kernel:
 // plain, sum with each divider, signed, min/max), u8 K x K outer-product taps and 5|5 separable pairs (the
-// rank-1 strip kernel), u8 5x5 and 9x9 (four outputs a thread), f32 1x1 .. 9x9 (the sliding-window
+// rank-1 strip kernel), u8 K x K box taps and 3|3 and 9|9 pairs of them (the box kernel), u8 5x5 and 9x9
+// (four outputs a thread), f32 1x1 .. 9x9 (the sliding-window
 // kernel; 3x3, 5x5 and 9x9 also the four-outputs kernel), f32 separable filters of up to 17 taps
 // (fixed-length row and column kernels), square f32 separable filters of 1..65 taps (the fused kernel). The
 // CPU backend runs them too.
@@ -610,6 +627,12 @@ void sweep_kernels() {
         {GPK_U8, GPK_U8, GPK_ACCUMULATE_AUTO, TapKind::outer, 7},
         {GPK_U8, GPK_U8, GPK_ACCUMULATE_AUTO, TapKind::outer, 9},
         {GPK_U8, GPK_U8, GPK_ACCUMULATE_AUTO, TapKind::outer, -5},
+        {GPK_U8, GPK_U8, GPK_ACCUMULATE_AUTO, TapKind::box, 3},
+        {GPK_U8, GPK_U8, GPK_ACCUMULATE_AUTO, TapKind::box, 5},
+        {GPK_U8, GPK_U8, GPK_ACCUMULATE_AUTO, TapKind::box, 7},
+        {GPK_U8, GPK_U8, GPK_ACCUMULATE_AUTO, TapKind::box, 9},
+        {GPK_U8, GPK_U8, GPK_ACCUMULATE_AUTO, TapKind::box, -3},
+        {GPK_U8, GPK_U8, GPK_ACCUMULATE_AUTO, TapKind::box, -9},
         {GPK_U8, GPK_F32, GPK_ACCUMULATE_AUTO, TapKind::bytes, 3},
         {GPK_F32, GPK_F32, GPK_ACCUMULATE_F32, TapKind::real, 3},
         {GPK_F32, GPK_F32, GPK_ACCUMULATE_F32, TapKind::positive_real, 5},
