@@ -449,26 +449,38 @@ void bench_heat(gpk_context *ctx, const Options &o, const Bandwidth &bw, Summary
     std::memcpy(&a[(n + 1) * w + 1], &a[n * w + 1], m * sizeof(double));
     b = a;
     double *src = a.data(), *dst = b.data();
-    auto gpk_call = [&](size_t iterations) {
+    // A call with the final report asked for (final != NULL: the final grid's min, max and mean) and
+    // without it (which skips them).
+    gpk_heat_report report;
+    auto gpk_call = [&](size_t iterations, bool with_report) {
         gpk_heat_params p;
         gpk_heat_params_init(&p);
         p.rows = n;
         p.cols = m;
         p.maxiter = iterations;
-        check(ctx, gpk_heat_run(ctx, &p, tinit.data(), cond.data(), tfinal.data(), nullptr), "heat");
+        check(
+            ctx,
+            gpk_heat_run(ctx, &p, tinit.data(), cond.data(), tfinal.data(), with_report ? &report : nullptr),
+            "heat");
     };
     const size_t lengths[] = {1, 4, 8, 40, 80};
     std::vector<Contender> cs;
-    for (size_t len : lengths)
-        cs.push_back({"gpk, maxiter " + std::to_string(len), [&, len] { gpk_call(len); }});
+    for (bool with_report : {false, true})
+        for (size_t len : lengths)
+            cs.push_back({"gpk, maxiter " + std::to_string(len) + (with_report ? ", final report" : ""),
+                          [&, len, with_report] { gpk_call(len, with_report); }});
     cs.push_back({"OpenMP + omp simd, 1 iteration", [&] {
                       std::swap(src, dst);
                       omp_heat_iteration(cond.data(), src, dst, n, m);
                   }});
     time_alternating(cs, o.rounds);
-    std::vector<double> x, y;
-    for (size_t k = 1; k < 5; ++k) x.push_back(double(lengths[k])), y.push_back(median(cs[k].times));
-    const Fit fit = fit_line(x, y);
+    auto fit_of = [&](size_t first) { // calls of 4, 8, 40 and 80 iterations from cs[first]
+        std::vector<double> x, y;
+        for (size_t k = 1; k < 5; ++k)
+            x.push_back(double(lengths[k])), y.push_back(median(cs[first + k].times));
+        return fit_line(x, y);
+    };
+    const Fit fit = fit_of(0), fit_report = fit_of(5);
     const double peer = median(cs.back().times), cells = double(n) * m;
     std::printf("%s  [maxiter 4, 8, 40, 80 fitted: time = fixed + maxiter * per-iteration]\n", name.c_str());
     for (const Contender &c : cs) std::printf("  %-44s %9.3f ms\n", c.name.c_str(), median(c.times) * 1e3);
@@ -477,6 +489,10 @@ void bench_heat(gpk_context *ctx, const Options &o, const Bandwidth &bw, Summary
         "a 1-iteration call %.3f ms\n",
         fit.per_iteration * 1e3, cells / fit.per_iteration / 1e6, fit.fixed * 1e3,
         fit.fixed / fit.per_iteration, median(cs[0].times) * 1e3);
+    std::printf("  with the final report: per iteration %.3f ms, fixed cost %.3f ms (%.2f iterations); "
+                "a 1-iteration call %.3f ms\n",
+                fit_report.per_iteration * 1e3, fit_report.fixed * 1e3,
+                fit_report.fixed / fit_report.per_iteration, median(cs[5].times) * 1e3);
     std::printf("  peer per iteration %.3f ms (%.0f MCells/s, %.1f GB/s, %.0f%% of copy bw at 24 B/cell)\n",
                 peer * 1e3, cells / peer / 1e6, 24 * cells / peer / 1e9, 100 * 24 * cells / peer / bw.copy);
     std::printf("  => gpk %.2fx the peer per iteration\n\n", peer / fit.per_iteration);
