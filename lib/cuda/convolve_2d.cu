@@ -178,11 +178,13 @@ int strip_chunk_knob() {
     invalid(std::string("GPK_TEST_CONV_STRIP_CHUNK is \"") + text + "\"; expected 4 or 8");
 }
 
-// The grid of a strip kernel: x covers `groups` interior thread groups in blocks of kStripThreads, then
-// the edge block; y the band's output rows in strips of `rows`. Empty (0 x 0) for a fold pass whose blocks
-// would outnumber the partials that blocks_bound makes room for.
-dim3 strip_grid(const PassArgs &a, long long groups, int rows, StripMode m) {
-    dim3 grid(unsigned((groups + kStripThreads - 1) / kStripThreads + 1),
+// The grid of a strip kernel: x covers `groups` interior thread groups in blocks of `per_block` groups
+// (kStripThreads, one a thread, unless said), then the edge block; y the band's output rows in strips of
+// `rows`. Empty (0 x 0) for a fold pass whose blocks would outnumber the partials that blocks_bound makes
+// room for.
+dim3 strip_grid(const PassArgs &a, long long groups, int rows, StripMode m,
+                long long per_block = kStripThreads) {
+    dim3 grid(unsigned((groups + per_block - 1) / per_block + 1),
               unsigned((a.shape.out_rows + rows - 1) / rows));
     if (m == StripMode::fold &&
         size_t(grid.x) * grid.y > blocks_bound(a.shape.width, size_t(a.shape.out_rows)))
@@ -388,11 +390,11 @@ BoxKnob box_knob() {
 
 // Whether rank-1 taps are a box: every r[a] the same and every c[b] the same; t = r[0] c[0], every tap.
 template <int K> bool box_tap(const Rank1Taps<K> &taps, int &t) {
-    const int c0 = int((signed char)(taps.c[0] & 0xFF));
+    const int c0 = rank1_col(taps, 0);
     for (int a = 0; a < K; ++a)
         if (taps.r[a] != taps.r[0]) return false;
     for (int b = 0; b < K; ++b)
-        if (int((signed char)((taps.c[b / 4] >> (8 * (b % 4))) & 0xFF)) != c0) return false;
+        if (rank1_col(taps, b) != c0) return false;
     t = taps.r[0] * c0;
     return t != 0;
 }
@@ -413,10 +415,8 @@ unsigned launch_box_kernel(const PassArgs &a, const Rank1Taps<K> &taps, int t, c
         if (chunk != 0 && chunk != N)
             return launch_box_kernel<K, M, Signed, D, 12 - N>(a, taps, t, dv, rows, chunk, s);
     const long long groups = rank1_groups(a.shape.width);
-    const dim3 grid(unsigned(box_blocks(groups) + 1), unsigned((a.shape.out_rows + rows - 1) / rows));
-    if (M == StripMode::fold &&
-        size_t(grid.x) * grid.y > blocks_bound(a.shape.width, size_t(a.shape.out_rows)))
-        return 0;
+    const dim3 grid = strip_grid(a, groups, rows, M, kBoxBlockGroups);
+    if (grid.x == 0) return 0;
     conv_box_u8_kernel<K, M, Signed, D, N><<<grid, kStripThreads, 0, s>>>(
         a.src, a.shape, a.out, taps, t, dv, rows, groups, out_aligned_for_strip(a));
     check_launch("conv_box_u8_kernel");

@@ -21,11 +21,6 @@ namespace gpk::cuda::conv {
 constexpr int kBoxWarpGroups = 30;                                   // writing lanes a warp
 constexpr int kBoxBlockGroups = kBoxWarpGroups * kStripThreads / 32; // 120 groups of 8 columns a block
 
-// Interior thread blocks of the box kernel for `groups` interior groups (rank1_groups).
-__host__ __device__ inline long long box_blocks(long long groups) {
-    return (groups + kBoxBlockGroups - 1) / kBoxBlockGroups;
-}
-
 // The 8 bytes of a row as four pairs of 16-bit halves: bytes (0, 1), (2, 3), (4, 5), (6, 7).
 __device__ __forceinline__ void box_unpack(const uint2 &w, unsigned (&p)[4]) {
     p[0] = __byte_perm(w.x, 0u, 0x4140);

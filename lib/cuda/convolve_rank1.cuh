@@ -21,6 +21,11 @@ template <int K> struct Rank1Taps {
     int c[(K + 3) / 4];
 };
 
+// Column tap b: the signed byte b of c.
+template <int K> __host__ __device__ inline int rank1_col(const Rank1Taps<K> &taps, int b) {
+    return int((signed char)(taps.c[b / 4] >> (8 * (b % 4))));
+}
+
 // Interior groups g = 1 .. rank1_groups(width) cover x0 = 8 g .. 8 g + 7 and read the words x0 - 4 .. x0 +
 // 11, all inside the row.
 __host__ __device__ inline long long rank1_groups(long long width) {
@@ -87,7 +92,7 @@ __device__ __forceinline__ void rank1_edges(F &f, const SourceRows &src, const S
 #pragma unroll
             for (int b = 0; b < K; ++b) {
                 const long long m = border_index(x + b - R, sh.width, sh.border);
-                if (m >= 0) h += int(row[m]) * int((signed char)(taps.c[b / 4] >> (8 * (b % 4))));
+                if (m >= 0) h += int(row[m]) * rank1_col(taps, b);
             }
             n += taps.r[a] * h;
         }
