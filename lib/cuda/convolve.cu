@@ -196,43 +196,49 @@ std::vector<RowRun> padded_runs(long long y0, size_t rows, const ConvPlan &p, co
     return runs;
 }
 
+// The arguments of a pass over output rows [y0, y0 + rows): the images in place where they are used so,
+// else the lane's band buffers (the caller uploads the band).
+conv::PassArgs band_args(const ConvolveJob &job, const ConvPlan &p, const conv::Output &out_base, bool reduce,
+                         size_t y0, size_t rows, Lane &lane) {
+    conv::PassArgs a;
+    a.shape = {(long long)job.in.width, int(job.in.channels), int(job.border), int(rows)};
+    a.in_dtype = job.in.dtype;
+    a.acc = p.acc;
+    a.filter = job.filter;
+    a.out = out_base;
+    a.out.reduce = reduce;
+    if (p.direct_out) {
+        a.out.base = static_cast<char *>(job.out_data) + y0 * job.out.stride;
+        a.out.pitch = job.out.stride;
+    } else {
+        a.out.base = static_cast<char *>(lane.out.get());
+        a.out.pitch = p.out_row;
+    }
+    if (p.direct_in)
+        a.src = {static_cast<const char *>(job.in_data), job.in.stride, (long long)job.in.height,
+                 (long long)y0 - p.kh / 2};
+    else
+        a.src = {static_cast<const char *>(lane.in.get()), p.in_row, (long long)(rows + p.kh - 1), 0};
+    a.out.partials = static_cast<unsigned long long *>(lane.partials.get());
+    return a;
+}
+
 // One pass over output rows [y_begin, y_end) in bands; `reduce` folds min/max instead of writing. Returns
 // whether a separable filter's row pass went through the lanes' `mid` (the rank-1 strip kernel and the fused
 // kernel keep it on chip).
 bool run_pass(DeviceContext &ctx, const ConvolveJob &job, const ConvPlan &p, const conv::Output &out_base,
               bool reduce, bool reuse_mid, size_t y_begin, size_t y_end) {
     Pipeline pipe(ctx, p.lanes);
-    size_t height = job.in.height;
     bool mid_written = false;
     for (size_t y0 = y_begin; y0 < y_end; y0 += p.band_rows) {
         size_t rows = std::min(p.band_rows, y_end - y0);
         Lane &lane = pipe.next();
         cudaStream_t s = pipe.stream(lane);
-        conv::PassArgs a;
-        a.shape = {(long long)job.in.width, int(job.in.channels), int(job.border), int(rows)};
-        a.in_dtype = job.in.dtype;
-        a.acc = p.acc;
-        a.filter = job.filter;
-        a.out = out_base;
-        a.out.reduce = reduce;
-        if (p.direct_out) {
-            a.out.base = static_cast<char *>(job.out_data) + y0 * job.out.stride;
-            a.out.pitch = job.out.stride;
-        } else {
-            a.out.base = static_cast<char *>(lane.out.get());
-            a.out.pitch = p.out_row;
-        }
-        if (p.direct_in) {
-            a.src = {static_cast<const char *>(job.in_data), job.in.stride, (long long)height,
-                     (long long)y0 - p.kh / 2};
-        } else {
-            a.src = {static_cast<const char *>(lane.in.get()), p.in_row, (long long)(rows + p.kh - 1), 0};
-            if (!reuse_mid)
-                pipe.upload(lane, RowSource{static_cast<const char *>(job.in_data), job.in.stride, p.in_kind},
-                            padded_runs((long long)y0, rows, p, job), 0, p.in_row,
-                            static_cast<char *>(lane.in.get()));
-        }
-        a.out.partials = static_cast<unsigned long long *>(lane.partials.get());
+        conv::PassArgs a = band_args(job, p, out_base, reduce, y0, rows, lane);
+        if (!p.direct_in && !reuse_mid)
+            pipe.upload(lane, RowSource{static_cast<const char *>(job.in_data), job.in.stride, p.in_kind},
+                        padded_runs((long long)y0, rows, p, job), 0, p.in_row,
+                        static_cast<char *>(lane.in.get()));
         unsigned blocks = 0;
         if (p.separable) {
             // u8 pairs of K x K byte taps take the rank-1 strip kernel; the fused kernel keeps the row pass
@@ -309,6 +315,14 @@ void convolve_run(DeviceContext &ctx, const ConvolveJob &job) {
         out.fmm = reinterpret_cast<double *>(mm + 8 * sizeof(long long));
         init_minmax_kernel<<<1, 32, 0, ctx.main()>>>(out.imm, out.fmm);
         check_launch("init_minmax_kernel");
+        // A whole device image with no range to agree on: both passes in one launch where a kernel can.
+        if (!job.range_fn && p.lanes == 0 && p.band_rows >= job.in.height && job.range_begin == 0 &&
+            job.range_end >= job.in.height &&
+            conv::launch_pair_minmax(ctx, band_args(job, p, out, false, 0, job.in.height, ctx.lane(0)),
+                                     ctx.main())) {
+            if (!ctx.asynchronous()) ctx.synchronize_main();
+            return;
+        }
         const size_t range_end = std::min(job.range_end, job.in.height);
         const size_t range_begin = std::min(job.range_begin, range_end);
         mid_ready = run_pass(ctx, job, p, out, true, false, range_begin, range_end);

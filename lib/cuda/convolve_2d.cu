@@ -2,10 +2,12 @@
 // compile-time sizes; everything else takes the general kernel.
 #include "cuda/convolve_box.cuh"
 #include "cuda/convolve_launch.cuh"
+#include "cuda/convolve_pair.cuh"
 #include "cuda/convolve_rank1.cuh"
 #include "cuda/convolve_strip.cuh"
 #include "cuda/convolve_vector.cuh"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -196,19 +198,27 @@ bool out_aligned_for_strip(const PassArgs &a) {
     return reinterpret_cast<uintptr_t>(a.out.base) % kStripCols == 0 && a.out.pitch % kStripCols == 0;
 }
 
+// The border rule where a 3 x 3 strip or pair kernel meets it (StripBorder); false where an output would
+// need a padded row outside [-1, rows]. Whole images (row0 = first output row - 1) and staged bands (their
+// halo rows in place) never do.
+bool strip_border(const PassArgs &a, StripBorder &bd) {
+    const long long rows_in = a.src.rows, width = a.shape.width;
+    if (a.src.row0 < -1 || a.src.row0 + a.shape.out_rows + 1 > rows_in) return false;
+    const int b = a.shape.border;
+    bd = StripBorder{border_index(-1, rows_in, b), border_index(rows_in, rows_in, b),
+                     border_index(-1, width, b), border_index(width, width, b)};
+    return true;
+}
+
 template <StripMode M, bool Signed, StripDiv D, int C = strip_chunk<M>()>
 unsigned launch_strip_kernel(const PassArgs &a, const ByteTaps<3> &taps, const U8Divider &dv, int knob_rows,
                              cudaStream_t s) {
     if constexpr (M == StripMode::divide && C == strip_chunk<M>())
         if (strip_chunk_knob() == 8) return launch_strip_kernel<M, Signed, D, 8>(a, taps, dv, knob_rows, s);
     const int rows = chunk_rows(knob_rows, C);
-    const long long groups = strip_groups(a.shape.width), rows_in = a.src.rows, width = a.shape.width;
-    // Every padded row an output needs lies in [-1, rows_in]: true of whole images (row0 = first output row
-    // - 1) and of staged bands (their halo rows in place).
-    if (a.src.row0 < -1 || a.src.row0 + a.shape.out_rows + 1 > rows_in) return 0;
-    const int b = a.shape.border;
-    const StripBorder bd{border_index(-1, rows_in, b), border_index(rows_in, rows_in, b),
-                         border_index(-1, width, b), border_index(width, width, b)};
+    const long long groups = strip_groups(a.shape.width);
+    StripBorder bd;
+    if (!strip_border(a, bd)) return 0;
     const dim3 grid = strip_grid(a, groups, rows, M);
     if (grid.x == 0) return 0;
     conv3x3_u8_strip_kernel<M, Signed, D, C><<<grid, kStripThreads, 0, s>>>(
@@ -300,6 +310,138 @@ unsigned launch_strip(const PassArgs &a, cudaStream_t s) {
         return launch_strip_kernel<decltype(m)::value, decltype(sg)::value, decltype(d)::value>(a, taps, dv,
                                                                                                 r, s);
     });
+}
+
+// The pair kernel (convolve_pair.cuh) as the internal knob GPK_TEST_CONV_PAIR (NOTES.md) sets it for
+// benchmarks and tests, comma-separated words: "off" (the 3 x 3 strip kernel instead), "all" (written sums
+// too, not only min/max), "twopass" (min/max in two launches even where one cooperative launch could make
+// both passes), and "ROWS" or "ROWS/CHUNK" (strip rows, chunk rows 4 or 8), as in "all,32/4".
+struct PairKnob {
+    bool off = false, all = false, twopass = false;
+    int rows = 0, chunk = 0;
+};
+
+PairKnob pair_knob() {
+    PairKnob k;
+    const char *text = std::getenv("GPK_TEST_CONV_PAIR");
+    if (!text || !*text) return k;
+    std::string rest = std::string(text) + ",";
+    for (size_t at = 0, comma; (comma = rest.find(',', at)) != std::string::npos; at = comma + 1) {
+        const std::string word = rest.substr(at, comma - at);
+        char extra = 0;
+        int n = 0;
+        if (word == "off")
+            k.off = true;
+        else if (word == "all")
+            k.all = true;
+        else if (word == "twopass")
+            k.twopass = true;
+        else if ((n = std::sscanf(word.c_str(), "%d/%d%c", &k.rows, &k.chunk, &extra)) >= 1 && n <= 2 &&
+                 k.rows >= 1 && k.rows <= 4096 && (n == 1 || k.chunk == 4 || k.chunk == 8))
+            k.chunk = n == 1 ? 0 : k.chunk;
+        else
+            invalid(std::string("GPK_TEST_CONV_PAIR is \"") + text +
+                    "\"; expected comma-separated off, all, twopass, and a row count (1 to 4096) optionally "
+                    "with /4 or /8, as in all,16/4");
+    }
+    return k;
+}
+
+// Rows a chunk of the pair kernel: its incoming rows are loaded first. 8 for the fold pass and written
+// sums, 4 for the min/max write pass (its divider and range held besides).
+template <StripMode M> constexpr int pair_chunk() {
+    return M == StripMode::minmax ? 4 : 8;
+}
+
+template <bool Cross, StripMode M, bool Signed, StripDiv D, int N = pair_chunk<M>()>
+unsigned launch_pair_kernel(const PassArgs &a, const ByteTaps<3> &taps, const PairTaps &pt,
+                            const U8Divider &dv, int rows, int chunk, cudaStream_t s) {
+    if constexpr (N == pair_chunk<M>())
+        if (chunk != 0 && chunk != N)
+            return launch_pair_kernel<Cross, M, Signed, D, 12 - N>(a, taps, pt, dv, rows, chunk, s);
+    const long long groups = rank1_groups(a.shape.width);
+    StripBorder bd;
+    if (!strip_border(a, bd)) return 0;
+    const dim3 grid = strip_grid(a, groups, rows, M, kBoxBlockGroups);
+    if (grid.x == 0) return 0;
+    // The write pass of min/max walks its strips bottom first: the fold pass read those rows last.
+    conv3x3_u8_pair_kernel<Cross, M, Signed, D, N>
+        <<<grid, kStripThreads, 0, s>>>(a.src, a.shape, a.out, taps, pt, dv, bd, rows, groups,
+                                        out_aligned_for_strip(a), M == StripMode::minmax);
+    check_launch("conv3x3_u8_pair_kernel");
+    return grid.x * grid.y;
+}
+
+// Whether the pair kernel takes the filter (3 x 3 byte taps, sum |taps| <= kPairMaxAbsSum, the strip
+// kernels' image cases): its taps, and whether the corner taps are all 0.
+bool pair_case(const PassArgs &a, ByteTaps<3> &taps, bool &is_signed, PairTaps &pt, bool &cross) {
+    const gpk_filter &f = *a.filter;
+    if (f.separable || f.kh != 3 || !strip_case(a) || !(f.abs_sum <= kPairMaxAbsSum)) return false;
+    is_signed = pack_byte_taps(f, taps);
+    pt = PairTaps{};
+    int negative = 0;
+    cross = true;
+    for (int r = 0; r < 3; ++r)
+        for (int b = 0; b < 3; ++b) {
+            const int t = int(f.taps[size_t(r) * 3 + b]);
+            pt.t[r][b] = unsigned(t);
+            negative += t < 0 ? -t : 0;
+            cross &= r == 1 || b == 1 || t == 0;
+        }
+    pt.bias = 255 * negative;
+    pt.bias2 = unsigned(pt.bias) * 0x10001u;
+    return true;
+}
+
+// 3 x 3 byte taps with sum |taps| <= kPairMaxAbsSum: the pair kernel for both passes of min/max
+// normalisation (and for written sums where the knob says "all"); 0 where it does not apply.
+unsigned launch_pair(const PassArgs &a, cudaStream_t s) {
+    ByteTaps<3> taps;
+    PairTaps pt;
+    bool is_signed = false, cross = false;
+    if (!pair_case(a, taps, is_signed, pt, cross)) return 0;
+    const PairKnob knob = pair_knob();
+    if (knob.off || !(knob.all || a.out.reduce || a.out.normalize == GPK_NORMALIZE_MINMAX)) return 0;
+    return launch_strip_modes(
+        a, is_signed, knob.rows ? knob.rows : kPairStripRows,
+        [&](auto m, auto sg, auto d, const U8Divider &dv, int r) {
+            constexpr StripMode M = decltype(m)::value;
+            constexpr bool Sg = decltype(sg)::value;
+            constexpr StripDiv D = decltype(d)::value;
+            return cross ? launch_pair_kernel<true, M, Sg, D>(a, taps, pt, dv, r, knob.chunk, s)
+                         : launch_pair_kernel<false, M, Sg, D>(a, taps, pt, dv, r, knob.chunk, s);
+        });
+}
+
+template <bool Cross>
+unsigned launch_pair_fused(DeviceContext &ctx, const PassArgs &a, const ByteTaps<3> &taps, const PairTaps &pt,
+                           int rows, cudaStream_t s) {
+    auto kernel =
+        conv3x3_u8_pair_minmax_kernel<Cross, pair_chunk<StripMode::fold>(), pair_chunk<StripMode::minmax>()>;
+    const long long groups = rank1_groups(a.shape.width);
+    StripBorder bd;
+    if (!strip_border(a, bd)) return 0;
+    const dim3 grid = strip_grid(a, groups, rows, StripMode::minmax, kBoxBlockGroups);
+    const unsigned units = grid.x * grid.y;
+    const int per_sm = ctx.resident_blocks(reinterpret_cast<const void *>(kernel), kStripThreads, 0);
+    if (per_sm < 1 || units == 0) return 0;
+    const unsigned blocks = unsigned(std::min<size_t>(units, size_t(per_sm) * ctx.limits().multiprocessors));
+    SourceRows src = a.src;
+    Shape sh = a.shape;
+    Output out = a.out;
+    ByteTaps<3> t3 = taps;
+    PairTaps p2 = pt;
+    int strip_rows = rows;
+    long long g = groups;
+    bool aligned = out_aligned_for_strip(a);
+    unsigned units_x = grid.x;
+    unsigned all = units;
+    void *args[] = {&src, &sh, &out, &t3, &p2, &bd, &strip_rows, &g, &aligned, &units_x, &all};
+    check(cudaLaunchCooperativeKernel(reinterpret_cast<const void *>(kernel), dim3(blocks),
+                                      dim3(kStripThreads), args, 0, s),
+          "conv3x3_u8_pair_minmax_kernel (cooperative launch)");
+    check_launch("conv3x3_u8_pair_minmax_kernel");
+    return units;
 }
 
 // Factors K x K integer taps as taps[a][b] = r[a] * c[b] with c in [-128, 127] (c: the first non-zero row
@@ -454,6 +596,29 @@ template <int K> unsigned launch_rank1_k(const PassArgs &a, bool rank1, cudaStre
 
 } // namespace
 
+// Both passes of min/max normalisation of a whole device image in one cooperative launch of the pair
+// kernel (its min and max already set to the identity); 0 where it does not apply (or the knob says
+// "twopass" or "off", or the device cannot launch cooperatively): the caller runs the two passes.
+unsigned launch_pair_minmax(DeviceContext &ctx, const PassArgs &a, cudaStream_t s) {
+    if (a.out.reduce || a.out.normalize != GPK_NORMALIZE_MINMAX) return 0;
+    ByteTaps<3> taps;
+    PairTaps pt;
+    bool is_signed = false, cross = false;
+    if (!pair_case(a, taps, is_signed, pt, cross)) return 0;
+    const PairKnob knob = pair_knob();
+    if (knob.off || knob.twopass || knob.chunk != 0) return 0;
+    int device = 0, cooperative = 0;
+    if (cudaGetDevice(&device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&cooperative, cudaDevAttrCooperativeLaunch, device) != cudaSuccess ||
+        !cooperative) {
+        cudaGetLastError();
+        return 0;
+    }
+    const int rows = knob.rows ? knob.rows : kPairStripRows;
+    return cross ? launch_pair_fused<true>(ctx, a, taps, pt, rows, s)
+                 : launch_pair_fused<false>(ctx, a, taps, pt, rows, s);
+}
+
 // The box kernel (convolve_box.cuh) or the rank-1 strip kernel (convolve_rank1.cuh); 0 where neither
 // applies.
 unsigned launch_rank1(const PassArgs &a, cudaStream_t s) {
@@ -513,6 +678,7 @@ unsigned launch_square(const PassArgs &a, const DeviceLimits &lim, cudaStream_t 
         if (a.filter->kh != a.filter->kw) return 0;
         if constexpr (std::is_same<In, uint8_t>::value) {
             if (unsigned blocks = launch_rank1(a, s)) return blocks;
+            if (unsigned blocks = launch_pair(a, s)) return blocks;
             if (unsigned blocks = launch_strip(a, s)) return blocks;
         }
         if (unsigned blocks = launch_vector<In, Acc>(a, lim, s)) return blocks;

@@ -59,6 +59,10 @@ unsigned launch_slide_f32(DeviceContext &ctx, const PassArgs &a, cudaStream_t s)
 // (convolve_box.cuh) or the rank-1 strip kernel (convolve_rank1.cuh): the blocks launched, 0 where neither
 // applies (a separable pair then takes its two passes).
 unsigned launch_rank1(const PassArgs &a, cudaStream_t s);
+// Both passes of min/max normalisation of a whole device image (PassArgs of the write pass; out.imm set to
+// the identity) in one cooperative launch of the pair kernel (convolve_pair.cuh): 3 x 3 byte taps with sum
+// |taps| <= 16 on a one-channel u8 image. The units made, 0 where it does not apply.
+unsigned launch_pair_minmax(DeviceContext &ctx, const PassArgs &a, cudaStream_t s);
 // Row pass of a separable filter: mid_rows rows of Acc sums into `mid`.
 void launch_row_pass(const PassArgs &a, int mid_rows, void *mid, const DeviceLimits &lim, cudaStream_t s);
 // Column pass over `mid` (out_rows + kh - 1 rows), written or folded through a.out; returns the blocks.

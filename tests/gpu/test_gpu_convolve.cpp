@@ -307,9 +307,11 @@ void test_kernels(gpu::Contexts &ctxs) {
 // are written, 8 for min/max; 8 for both with GPK_TEST_CONV_STRIP_CHUNK=8) and its strips of one chunk (the
 // default), 8, 16 and 24 rows (GPK_TEST_CONV_STRIP); every border; each way of finishing a sum (division
 // through a multiply-high, none, signed taps, both passes of min/max); input rows 8-byte aligned, as it
-// needs, and output rows aligned or not.
+// needs, and output rows aligned or not. The min/max passes of small taps take the pair kernel by default;
+// here GPK_TEST_CONV_PAIR=off keeps them on this one (test_pair_kernel is the pair kernel's).
 void test_strip_kernel(gpu::Contexts &ctxs) {
     const bool quick = gpu::quick();
+    setenv("GPK_TEST_CONV_PAIR", "off", 1);
     const std::vector<size_t> widths =
         quick ? std::vector<size_t>{1, 9, 17, 26, 1041}
               : std::vector<size_t>{1, 5, 8, 9, 16, 17, 18, 25, 31, 33, 1032, 1033, 1041, 1047, 1049, 2064};
@@ -356,6 +358,7 @@ void test_strip_kernel(gpu::Contexts &ctxs) {
     }
     unsetenv("GPK_TEST_CONV_STRIP");
     unsetenv("GPK_TEST_CONV_STRIP_CHUNK");
+    unsetenv("GPK_TEST_CONV_PAIR");
     std::printf("strip kernel: %zu cases\n", cases);
 }
 
@@ -518,6 +521,140 @@ void test_box_kernel(gpu::Contexts &ctxs) {
         unsetenv("GPK_TEST_CONV_BOX");
     }
     std::printf("box kernel: %zu cases\n", cases);
+}
+
+// The pair kernel (convolve_pair.cuh) on device images against the CPU backend: 3 x 3 byte taps with sum
+// |taps| up to 16 (its limit) and beyond (the strip kernel's then): lp3, random cross-shaped taps (corners
+// 0), random signed and non-negative taps, a lone centre tap; images of random bytes, of values 0..1, 0..9
+// and 0..40 (ranges of 0, 1 and under 256, which take the write pass's other dividers), and constant ones;
+// every border; min/max in one cooperative launch (device images) and in two, and with GPK_TEST_CONV_PAIR=all
+// the written sums (by the sum, none, signed); widths around its 8-byte groups, its warps of 30 writing lanes
+// (240 columns) and blocks of 120 groups (960 columns), the edge block and rows narrower than 20; heights
+// around its chunks of 4 and 8 rows and its strips (strips of 1, 7 and 64 rows besides 16, chunks of 4 and
+// 8); output rows aligned to 8 bytes or not; a few staged (host) images; and images of more units than the
+// device holds blocks, for the cooperative launch's blocks to take several. Exact: the same bits.
+void test_pair_kernel(gpu::Contexts &ctxs) {
+    const bool quick = gpu::quick();
+    const std::vector<size_t> widths =
+        quick ? std::vector<size_t>{1, 20, 252, 260, 980}
+              : std::vector<size_t>{1,   12,  19,  20,  21,  27,  28,  251, 252,  253,
+                                    259, 260, 261, 971, 972, 979, 980, 981, 1940, 1949};
+    const std::vector<size_t> heights =
+        quick ? std::vector<size_t>{1, 5, 33} : std::vector<size_t>{1, 2, 3, 5, 8, 9, 17, 33, 70};
+    // GPK_TEST_CONV_PAIR: "" takes both min/max passes in one cooperative launch on device images, twopass in
+    // two, a chunk size too (3/4, 64/8); all: written sums as well; a count: strip rows.
+    const char *modes[] = {"", "twopass", "all,twopass,7", "all,1", "3/4", "64/8"};
+    const gpk_normalize norms[] = {GPK_NORMALIZE_MINMAX, GPK_NORMALIZE_MINMAX, GPK_NORMALIZE_SUM,
+                                   GPK_NORMALIZE_NONE};
+    const unsigned value_tops[] = {255, 1, 9, 40, 255, 0}; // 0: a constant image
+    uint64_t seed = 15000;
+    size_t cases = 0, turn = 0;
+    for (const char *mode : modes) {
+        if (quick && std::strcmp(mode, "all,1") != 0 && std::strcmp(mode, "3/4") != 0 && *mode) continue;
+        if (*mode) setenv("GPK_TEST_CONV_PAIR", mode, 1);
+        for (size_t w : widths)
+            for (size_t h : heights) {
+                const size_t t = turn++;
+                const int form = int((t + t / 7) % 5);
+                {
+                    std::mt19937_64 rng(seed++);
+                    auto draw = [&](int lo, int hi) {
+                        return double(lo + int(rng() % unsigned(hi - lo + 1)));
+                    };
+                    // form 0: lp3; 1: cross, signed; 2: any, signed; 3: any, >= 0; 4: a lone centre tap or a
+                    // sum |taps| of 17 (the strip kernel's).
+                    std::vector<double> taps(9, 0.0);
+                    std::string name;
+                    do {
+                        for (int i = 0; i < 9; ++i) {
+                            const bool corner = i != 4 && i % 2 == 0;
+                            taps[i] = form == 0   ? (i == 4   ? -4.0
+                                                     : corner ? 0.0
+                                                              : 1.0)
+                                      : form == 1 ? (corner ? 0.0 : draw(-4, 4))
+                                      : form == 2 ? draw(-3, 3)
+                                      : form == 3 ? draw(0, 3)
+                                                  : (t % 2 ? (i == 4 ? draw(1, 3) : 0.0) : draw(-2, 2));
+                        }
+                        if (form == 4 && t % 2 == 0)
+                            taps[4] = 17 - (std::fabs(taps[0]) + std::fabs(taps[1]) + std::fabs(taps[2]) +
+                                            std::fabs(taps[3]) + std::fabs(taps[5]) + std::fabs(taps[6]) +
+                                            std::fabs(taps[7]) + std::fabs(taps[8]));
+                        double abs_sum = 0;
+                        for (double v : taps) abs_sum += std::fabs(v);
+                        const bool fits = abs_sum <= 16 || (form == 4 && abs_sum == 17);
+                        if (fits && abs_sum > 0) break; // a sum of 0 with GPK_NORMALIZE_SUM: none, below
+                    } while (true);
+                    for (double v : taps) name += std::to_string(int(v)) + ",";
+                    gpk_normalize nm = norms[t % 4];
+                    if (!std::strstr(mode, "all") && nm != GPK_NORMALIZE_MINMAX) nm = GPK_NORMALIZE_MINMAX;
+                    double sum = 0;
+                    for (double v : taps) sum += v;
+                    if (nm == GPK_NORMALIZE_SUM && sum == 0) nm = GPK_NORMALIZE_NONE;
+                    ConvCase k{GPK_U8,
+                               GPK_U8,
+                               w,
+                               h,
+                               1,
+                               "taps3:" + name,
+                               kBorders[(t + t / 5) % 5],
+                               nm,
+                               GPK_ACCUMULATE_AUTO};
+                    k.in_align = 8;
+                    k.out_offset = t % 3 == 1 ? 3 : 0; // output rows not 8-byte aligned
+                    gpk_filter *f = nullptr;
+                    CHECK_OK(nullptr, gpk_filter_create_2d(&f, 3, 3, taps.data()));
+                    std::vector<unsigned char> img = make_image(k, seed++);
+                    const unsigned top = value_tops[(t / 3) % 6];
+                    for (auto &b : img) b = top == 0 ? 77 : top == 255 ? b : (unsigned char)(b % (top + 1));
+                    std::vector<unsigned char> want(k.out_stride() * k.height, kPoison);
+                    CHECK_OK(ctxs.cpu, convolve(ctxs.cpu, k, f, img.data(), want.data()));
+                    const std::string what =
+                        describe(k) + " values 0.." + std::to_string(top) + " pair '" + mode + "'";
+                    run_on(ctxs.cuda, nullptr, Memory::device, Memory::device, k, f, img, want, true, what);
+                    if (t % 37 == 0)
+                        run_on(ctxs.cuda, nullptr, Memory::pageable, Memory::pageable, k, f, img, want, true,
+                               what + " staged");
+                    gpk_filter_destroy(f);
+                    ++cases;
+                }
+            }
+        unsetenv("GPK_TEST_CONV_PAIR");
+    }
+    // Images of more units (strips x blocks of 120 groups) than the device holds blocks at once, so that the
+    // cooperative launch's blocks take several each (strips of 16 rows, and of 1 row).
+    const struct {
+        size_t w, h;
+        const char *mode, *name;
+        double taps[9];
+    } big[] = {{8192, 2100, "", "lp3", {0, 1, 0, 1, -4, 1, 0, 1, 0}},
+               {4001, 603, "1", "lp3", {0, 1, 0, 1, -4, 1, 0, 1, 0}},
+               {8190, 1500, "", "taps3:1,2,0,-1,-3,2,1,0,-1", {1, 2, 0, -1, -3, 2, 1, 0, -1}}};
+    for (const auto &b : big) {
+        if (quick && b.w > 4096) continue; // sanitizer runs: the strips of 1 row alone
+        ConvCase k{GPK_U8,
+                   GPK_U8,
+                   b.w,
+                   b.h,
+                   1,
+                   b.name,
+                   kBorders[cases % 5],
+                   GPK_NORMALIZE_MINMAX,
+                   GPK_ACCUMULATE_AUTO};
+        k.in_align = 8;
+        gpk_filter *f = nullptr;
+        CHECK_OK(nullptr, gpk_filter_create_2d(&f, 3, 3, b.taps));
+        std::vector<unsigned char> img = make_image(k, seed++);
+        std::vector<unsigned char> want(k.out_stride() * k.height, kPoison);
+        CHECK_OK(ctxs.cpu, convolve(ctxs.cpu, k, f, img.data(), want.data()));
+        if (*b.mode) setenv("GPK_TEST_CONV_PAIR", b.mode, 1);
+        run_on(ctxs.cuda, nullptr, Memory::device, Memory::device, k, f, img, want, true,
+               describe(k) + " pair '" + b.mode + "' (several units a block)");
+        unsetenv("GPK_TEST_CONV_PAIR");
+        gpk_filter_destroy(f);
+        ++cases;
+    }
+    std::printf("pair kernel: %zu cases\n", cases);
 }
 
 // The fused separable kernels, single-channel f32 sums, square filters of their built sizes: the streaming
@@ -1027,6 +1164,7 @@ int main() {
     if (wanted("strip")) test_strip_kernel(ctxs);
     if (wanted("rank1")) test_rank1_kernel(ctxs);
     if (wanted("box")) test_box_kernel(ctxs);
+    if (wanted("pair")) test_pair_kernel(ctxs);
     if (wanted("fused")) test_fused_separable(ctxs);
     if (wanted("fit")) test_fused_fit_boundary(ctxs);
     if (wanted("misaligned")) test_misaligned(ctxs);

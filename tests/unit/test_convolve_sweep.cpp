@@ -14,7 +14,8 @@
 //   device memory, bands forced small by a faked device size (GPK_TEST_DEVICE_MEMORY_LIMIT), the u8 3x3
 //   strip kernel with several row counts and off (GPK_TEST_CONV_STRIP), the rank-1 strip kernel by default,
 //   for 3 x 3 too, and off (GPK_TEST_CONV_RANK1), the box kernel with strips of 1 and 5 rows (chunks of 4)
-//   and off (GPK_TEST_CONV_BOX), the fused separable kernels in each built shape
+//   and off (GPK_TEST_CONV_BOX), the pair kernel for written sums too, with strips of 1 and 3 rows, min/max
+//   in two launches, and off (GPK_TEST_CONV_PAIR), the fused separable kernels in each built shape
 //   (GPK_TEST_CONV_FUSED_KERNEL), the f32 sliding-window kernel in several forms, strips of a few rows,
 //   and off (GPK_TEST_CONV_F32, GPK_TEST_CONV_F32_ROWS).
 // GPK_TEST_QUICK=1 runs every 8th case (sanitizer runs).
@@ -75,7 +76,7 @@ bool env_flag(const char *name) {
 // below 2^31, else int64).
 // `outer`: 2D taps that are an exact product r[a] * c[b] of small integers (the CUDA rank-1 kernel); a
 // separable pair of small integers.
-enum class TapKind { bytes, signed_bytes, wide31, wide53, wide54, real, positive_real, outer, box };
+enum class TapKind { bytes, signed_bytes, wide31, wide53, wide54, real, positive_real, outer, box, small };
 const TapKind kIntegerKinds[] = {TapKind::bytes, TapKind::signed_bytes, TapKind::wide31, TapKind::wide53,
                                  TapKind::wide54};
 const TapKind kRealKinds[] = {TapKind::real, TapKind::positive_real};
@@ -98,6 +99,8 @@ const char *kind_name(TapKind k) {
         return "outer-product taps";
     case TapKind::box:
         return "box taps";
+    case TapKind::small:
+        return "small taps";
     default:
         return "positive real taps";
     }
@@ -181,6 +184,21 @@ Filter make_filter(bool separable, int kh, int kw, TapKind kind, gpk_dtype in) {
         const double box[] = {1, 1, 2, 3, -1};
         a.assign(size_t(separable ? kw : kh * kw), pick_of(box));
         if (separable) b.assign(size_t(kh), pick_of(box));
+    } else if (kind == TapKind::small && !separable) {
+        // Signed integers whose |taps| sum to at most 16 (the CUDA pair kernel's), corners 0 a third of the
+        // time (its cross form), lp3 among them.
+        const bool cross = pick(0, 2) == 0;
+        do {
+            a.clear();
+            double abs_sum = 0;
+            for (int i = 0; i < kh; ++i)
+                for (int j = 0; j < kw; ++j) {
+                    const bool corner = (i == 0 || i == kh - 1) && (j == 0 || j == kw - 1);
+                    a.push_back(cross && corner ? 0.0 : double(pick(-2, 2)));
+                    abs_sum += std::fabs(a.back());
+                }
+            if (abs_sum >= 1 && abs_sum <= 16) break;
+        } while (true);
     } else if (kind == TapKind::outer && !separable) {
         const std::vector<double> r = draw_taps(size_t(kh), kind), c = draw_taps(size_t(kw), kind);
         const bool positive = pick(0, 1); // all taps >= 0 half the time
@@ -219,6 +237,7 @@ struct Setup {
     std::string gpu_strip;             // GPK_TEST_CONV_STRIP ("" unset)
     std::string gpu_rank1;             // GPK_TEST_CONV_RANK1 ("" unset)
     std::string gpu_box;               // GPK_TEST_CONV_BOX ("" unset)
+    std::string gpu_pair;              // GPK_TEST_CONV_PAIR ("" unset)
     std::string gpu_fused;             // GPK_TEST_CONV_FUSED_KERNEL ("" unset)
     std::string gpu_f32;               // GPK_TEST_CONV_F32 ("" unset)
     std::string gpu_f32_rows;          // GPK_TEST_CONV_F32_ROWS ("" unset)
@@ -235,6 +254,7 @@ std::string describe_setup(const Setup &s) {
     if (!s.gpu_strip.empty()) d += " gpu-strip " + s.gpu_strip;
     if (!s.gpu_rank1.empty()) d += " gpu-rank1 " + s.gpu_rank1;
     if (!s.gpu_box.empty()) d += " gpu-box " + s.gpu_box;
+    if (!s.gpu_pair.empty()) d += " gpu-pair " + s.gpu_pair;
     if (!s.gpu_fused.empty()) d += " gpu-fused " + s.gpu_fused;
     if (!s.gpu_f32.empty()) d += " gpu-f32 " + s.gpu_f32;
     if (!s.gpu_f32_rows.empty()) d += " gpu-f32-rows " + s.gpu_f32_rows;
@@ -293,6 +313,7 @@ gpk_status run(const Case &k, const Setup &s, const Filter &f, const Image &in, 
     set_knob("GPK_TEST_CONV_STRIP", s.gpu_strip);
     set_knob("GPK_TEST_CONV_RANK1", s.gpu_rank1);
     set_knob("GPK_TEST_CONV_BOX", s.gpu_box);
+    set_knob("GPK_TEST_CONV_PAIR", s.gpu_pair);
     set_knob("GPK_TEST_CONV_FUSED_KERNEL", s.gpu_fused);
     set_knob("GPK_TEST_CONV_F32", s.gpu_f32);
     set_knob("GPK_TEST_CONV_F32_ROWS", s.gpu_f32_rows);
@@ -309,9 +330,10 @@ gpk_status run(const Case &k, const Setup &s, const Filter &f, const Image &in, 
 #else
     status = gpk_convolve(ctx, &p, &in.desc, in.bytes.data(), &out.desc, out.bytes.data());
 #endif
-    for (const char *knob : {"GPK_TEST_CONV_CPU_STRIP", "GPK_TEST_CPU_ISA", "GPK_TEST_CONV_STRIP",
-                             "GPK_TEST_CONV_RANK1", "GPK_TEST_CONV_BOX", "GPK_TEST_CONV_FUSED_KERNEL",
-                             "GPK_TEST_CONV_F32", "GPK_TEST_CONV_F32_ROWS", "GPK_TEST_DEVICE_MEMORY_LIMIT"})
+    for (const char *knob :
+         {"GPK_TEST_CONV_CPU_STRIP", "GPK_TEST_CPU_ISA", "GPK_TEST_CONV_STRIP", "GPK_TEST_CONV_RANK1",
+          "GPK_TEST_CONV_BOX", "GPK_TEST_CONV_PAIR", "GPK_TEST_CONV_FUSED_KERNEL", "GPK_TEST_CONV_F32",
+          "GPK_TEST_CONV_F32_ROWS", "GPK_TEST_DEVICE_MEMORY_LIMIT"})
         unsetenv(knob);
     return status;
 }
@@ -441,6 +463,8 @@ Setup random_setup(const Case &k) {
         s.gpu_rank1 = pick_of(rank1);
         const char *box[] = {"", "", "1", "5/4", "off"};
         s.gpu_box = pick_of(box);
+        const char *pair[] = {"", "", "all", "all,1", "3/4", "twopass", "off"};
+        s.gpu_pair = pick_of(pair);
         // The fused separable kernels (f32 sums, one channel, square filters): the default, the ring
         // kernel, the streaming kernel's other shapes.
         const char *fused[] = {"", "", "ring", "256x16", "128x8", "256x8b4"};
@@ -604,7 +628,8 @@ void sweep_rows() {
 
 // The CUDA backend's specialised kernels at the edges of their tiles: u8 3x3 byte taps (the strip kernel:
 // plain, sum with each divider, signed, min/max), u8 K x K outer-product taps and 5|5 separable pairs (the
-// rank-1 strip kernel), u8 K x K box taps and 3|3 and 9|9 pairs of them (the box kernel), u8 5x5 and 9x9
+// rank-1 strip kernel), u8 K x K box taps and 3|3 and 9|9 pairs of them (the box kernel), u8 3x3 taps
+// whose |taps| sum to at most 16 (the pair kernel: min/max, and with its knob every finish), u8 5x5 and 9x9
 // (four outputs a thread), f32 1x1 .. 9x9 (the sliding-window
 // kernel; 3x3, 5x5 and 9x9 also the four-outputs kernel), f32 separable filters of up to 17 taps
 // (fixed-length row and column kernels), square f32 separable filters of 1..65 taps (the fused kernel). The
@@ -628,6 +653,8 @@ void sweep_kernels() {
         {GPK_U8, GPK_U8, GPK_ACCUMULATE_AUTO, TapKind::outer, 9},
         {GPK_U8, GPK_U8, GPK_ACCUMULATE_AUTO, TapKind::outer, -5},
         {GPK_U8, GPK_U8, GPK_ACCUMULATE_AUTO, TapKind::box, 3},
+        {GPK_U8, GPK_U8, GPK_ACCUMULATE_AUTO, TapKind::small, 3},
+        {GPK_U8, GPK_U8, GPK_ACCUMULATE_AUTO, TapKind::small, 3},
         {GPK_U8, GPK_U8, GPK_ACCUMULATE_AUTO, TapKind::box, 5},
         {GPK_U8, GPK_U8, GPK_ACCUMULATE_AUTO, TapKind::box, 7},
         {GPK_U8, GPK_U8, GPK_ACCUMULATE_AUTO, TapKind::box, 9},
