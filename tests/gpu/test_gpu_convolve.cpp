@@ -461,6 +461,18 @@ void test_rank1_kernel(gpu::Contexts &ctxs) {
     std::printf("rank-1 kernel: %zu cases\n", cases);
 }
 
+// The CPU backend's result for the case against the CUDA backend's on device images and, where `staged`, on
+// host images too: the same bits.
+void check_exact(gpu::Contexts &ctxs, const ConvCase &k, const gpk_filter *f,
+                 const std::vector<unsigned char> &img, const std::string &what, bool staged) {
+    std::vector<unsigned char> want(k.out_stride() * k.height, kPoison);
+    CHECK_OK(ctxs.cpu, convolve(ctxs.cpu, k, f, img.data(), want.data()));
+    run_on(ctxs.cuda, nullptr, Memory::device, Memory::device, k, f, img, want, true, what);
+    if (staged)
+        run_on(ctxs.cuda, nullptr, Memory::pageable, Memory::pageable, k, f, img, want, true,
+               what + " staged");
+}
+
 // The box kernel (convolve_box.cuh) on device images against the CPU backend: K x K box filters (K = 3, 5,
 // 7, 9) with every tap 1, 2, 3 or -1 (signed) and separable pairs of equal taps; widths around its 8-byte
 // groups, its warps of 30 writing lanes (240 columns) and blocks of 120 groups (960 columns), the edge
@@ -508,13 +520,7 @@ void test_box_kernel(gpu::Contexts &ctxs) {
                     gpk_filter *f = make_filter(k.filter, seed);
                     std::vector<unsigned char> img = make_image(k, seed + 1);
                     seed += 2;
-                    std::vector<unsigned char> want(k.out_stride() * k.height, kPoison);
-                    CHECK_OK(ctxs.cpu, convolve(ctxs.cpu, k, f, img.data(), want.data()));
-                    const std::string what = describe(k) + " box '" + mode + "'";
-                    run_on(ctxs.cuda, nullptr, Memory::device, Memory::device, k, f, img, want, true, what);
-                    if (t % 37 == 0)
-                        run_on(ctxs.cuda, nullptr, Memory::pageable, Memory::pageable, k, f, img, want, true,
-                               what + " staged");
+                    check_exact(ctxs, k, f, img, describe(k) + " box '" + mode + "'", t % 37 == 0);
                     gpk_filter_destroy(f);
                     ++cases;
                 }
@@ -607,14 +613,9 @@ void test_pair_kernel(gpu::Contexts &ctxs) {
                     std::vector<unsigned char> img = make_image(k, seed++);
                     const unsigned top = value_tops[(t / 3) % 6];
                     for (auto &b : img) b = top == 0 ? 77 : top == 255 ? b : (unsigned char)(b % (top + 1));
-                    std::vector<unsigned char> want(k.out_stride() * k.height, kPoison);
-                    CHECK_OK(ctxs.cpu, convolve(ctxs.cpu, k, f, img.data(), want.data()));
-                    const std::string what =
-                        describe(k) + " values 0.." + std::to_string(top) + " pair '" + mode + "'";
-                    run_on(ctxs.cuda, nullptr, Memory::device, Memory::device, k, f, img, want, true, what);
-                    if (t % 37 == 0)
-                        run_on(ctxs.cuda, nullptr, Memory::pageable, Memory::pageable, k, f, img, want, true,
-                               what + " staged");
+                    check_exact(ctxs, k, f, img,
+                                describe(k) + " values 0.." + std::to_string(top) + " pair '" + mode + "'",
+                                t % 37 == 0);
                     gpk_filter_destroy(f);
                     ++cases;
                 }
@@ -645,11 +646,8 @@ void test_pair_kernel(gpu::Contexts &ctxs) {
         gpk_filter *f = nullptr;
         CHECK_OK(nullptr, gpk_filter_create_2d(&f, 3, 3, b.taps));
         std::vector<unsigned char> img = make_image(k, seed++);
-        std::vector<unsigned char> want(k.out_stride() * k.height, kPoison);
-        CHECK_OK(ctxs.cpu, convolve(ctxs.cpu, k, f, img.data(), want.data()));
         if (*b.mode) setenv("GPK_TEST_CONV_PAIR", b.mode, 1);
-        run_on(ctxs.cuda, nullptr, Memory::device, Memory::device, k, f, img, want, true,
-               describe(k) + " pair '" + b.mode + "' (several units a block)");
+        check_exact(ctxs, k, f, img, describe(k) + " pair '" + b.mode + "' (several units a block)", false);
         unsetenv("GPK_TEST_CONV_PAIR");
         gpk_filter_destroy(f);
         ++cases;
