@@ -6,7 +6,8 @@
 // at K >= 7). The horizontal sum of K vertical sums is made on the pairs too (two outputs an addition; a
 // window sum of K * K bytes is at most 20655 and never leaves its half), the R columns beyond the thread's
 // 8 coming from its neighbouring lanes by shuffle. Lanes 0 and 31 of each warp only serve their
-// neighbours; the other 30 write. Rows go in chunks of N output rows whose loads are issued first. The sum
+// neighbours; the other 30 write. Rows go in chunks of N output rows whose loads are issued first (at K <=
+// 5 with the sums written, the next chunk's loads before the current chunk's steps: walk_chunks). The sum
 // n = t * S (+ half the divisor) is finished as the rank-1 kernel finishes it (StripFinish), and integer
 // sums are exact in any order, so the output is the 2D filter's, bit for bit. The rank-1 kernel summed K
 // rows per chunk of 8 outputs (about 24 warp instructions an output at K = 5, instruction-bound under ncu);
@@ -46,7 +47,48 @@ template <int O, int N> __device__ __forceinline__ unsigned box_pairs(const unsi
         return box_pair<O>(q) + box_pairs<O + 1, N - 1>(q);
 }
 
-template <int K, int N, class F>
+// Output rows y .. y_end - 1 walked in whole chunks of N: `load_chunk(in, y)` loads the N incoming rows of
+// the chunk at y, `steps(in, y)` makes its N output rows. Without P each chunk's loads are issued just
+// before its steps; with P the next chunk's loads are issued before the current chunk's steps, so that a
+// thread always has a chunk of loads in flight (twice the rows held in registers). Returns the first row
+// not made (fewer than N rows left).
+// `first()` runs once before the first steps: with P after the first chunk's loads are issued (so that the
+// rows above the strip, loaded before, are waited for with the chunk's loads already in flight).
+template <int N, bool P, class Load, class Steps, class First>
+__device__ __forceinline__ int walk_chunks(int y, int y_end, Load &&load_chunk, Steps &&steps,
+                                           First &&first) {
+    if constexpr (P) {
+        if (y + N > y_end) {
+            first();
+            return y;
+        }
+        uint2 cur[N];
+        load_chunk(cur, y);
+        first();
+#pragma unroll 1
+        for (;;) {
+            uint2 nxt[N];
+            const bool more = y + 2 * N <= y_end;
+            if (more) load_chunk(nxt, y + N);
+            steps(cur, y);
+            y += N;
+            if (!more) break;
+#pragma unroll
+            for (int a = 0; a < N; ++a) cur[a] = nxt[a];
+        }
+    } else {
+        first();
+#pragma unroll 1
+        for (; y + N <= y_end; y += N) {
+            uint2 in[N];
+            load_chunk(in, y);
+            steps(in, y);
+        }
+    }
+    return y;
+}
+
+template <int K, int N, bool P, class F>
 __device__ __forceinline__ void box_interior(F &f, const SourceRows &src, const Shape &sh, const Output &out,
                                              int t, int y0, int y_end, long long groups, bool out_aligned) {
     constexpr int R = K / 2;
@@ -111,42 +153,73 @@ __device__ __forceinline__ void box_interior(F &f, const SourceRows &src, const 
 #pragma unroll
     for (int i = 0; i < K - 1; ++i) {
         const uint2 w = load(y0 + i);
-        if constexpr (kHold) held[i] = w;
-        unsigned p[4];
-        box_unpack(w, p);
-#pragma unroll
-        for (int j = 0; j < 4; ++j) v[j] += p[j];
-    }
-    int y = y0;
-#pragma unroll 1
-    for (; y + N <= y_end; y += N) {
-        uint2 in[N], gone[kHold ? 1 : N];
-        const long long first = src.row0 + y; // the chunk's first padded row, before the border rule
-        if (reads == 2 && first >= 0 && first + N + K - 1 <= src.rows) {
-            // Every row inside the source: no border rule, one pointer walked down.
-            const unsigned char *p = column + size_t(first) * src.pitch;
-#pragma unroll
-            for (int a = 0; a < N; ++a) {
-                if constexpr (!kHold) gone[a] = __ldg(reinterpret_cast<const uint2 *>(p + a * src.pitch));
-                in[a] = __ldg(reinterpret_cast<const uint2 *>(p + (a + K - 1) * src.pitch));
-            }
+        if constexpr (kHold) {
+            held[i] = w;
         } else {
+            unsigned p[4];
+            box_unpack(w, p);
 #pragma unroll
-            for (int a = 0; a < N; ++a) {
-                in[a] = load(y + a + K - 1);
-                if constexpr (!kHold) gone[a] = load(y + a);
+            for (int j = 0; j < 4; ++j) v[j] += p[j];
+        }
+    }
+    static_assert(!P || kHold, "prefetched chunks hold their leaving rows");
+    static_assert(!kHold || N >= K - 1, "a chunk's rows replace every held row");
+    int y = y0;
+    if constexpr (kHold) {
+        // The vertical sums of the K - 1 rows above the first output.
+        auto absorb = [&]() {
+#pragma unroll
+            for (int i = 0; i < K - 1; ++i) {
+                unsigned p[4];
+                box_unpack(held[i], p);
+#pragma unroll
+                for (int j = 0; j < 4; ++j) v[j] += p[j];
             }
-        }
+        };
+        // The chunk's N incoming rows (padded rows y + K - 1 ..).
+        auto load_in = [&](uint2(&in)[N], int yc) {
+            const long long first = src.row0 + yc + K - 1;
+            if (reads == 2 && first >= 0 && first + N <= src.rows) {
+                const unsigned char *p = column + size_t(first) * src.pitch;
 #pragma unroll
-        for (int a = 0; a < N; ++a) {
-            if constexpr (kHold)
-                step(in[a], a < K - 1 ? held[a] : in[a - (K - 1)], y + a);
-            else
-                step(in[a], gone[a], y + a);
-        }
-        if constexpr (kHold)
+                for (int a = 0; a < N; ++a) in[a] = __ldg(reinterpret_cast<const uint2 *>(p + a * src.pitch));
+            } else {
 #pragma unroll
-            for (int i = 0; i < K - 1; ++i) held[i] = in[N - (K - 1) + i];
+                for (int a = 0; a < N; ++a) in[a] = load(yc + a + K - 1);
+            }
+        };
+        y = walk_chunks<N, P>(
+            y, y_end, load_in,
+            [&](const uint2(&in)[N], int yc) {
+#pragma unroll
+                for (int a = 0; a < N; ++a) step(in[a], a < K - 1 ? held[a] : in[a - (K - 1)], yc + a);
+#pragma unroll
+                for (int i = 0; i < K - 1; ++i) held[i] = in[N - (K - 1) + i];
+            },
+            absorb);
+    } else {
+#pragma unroll 1
+        for (; y + N <= y_end; y += N) {
+            uint2 in[N], gone[N];
+            const long long first = src.row0 + y; // the chunk's first padded row, before the border rule
+            if (reads == 2 && first >= 0 && first + N + K - 1 <= src.rows) {
+                // Every row inside the source: no border rule, one pointer walked down.
+                const unsigned char *p = column + size_t(first) * src.pitch;
+#pragma unroll
+                for (int a = 0; a < N; ++a) {
+                    gone[a] = __ldg(reinterpret_cast<const uint2 *>(p + a * src.pitch));
+                    in[a] = __ldg(reinterpret_cast<const uint2 *>(p + (a + K - 1) * src.pitch));
+                }
+            } else {
+#pragma unroll
+                for (int a = 0; a < N; ++a) {
+                    in[a] = load(y + a + K - 1);
+                    gone[a] = load(y + a);
+                }
+            }
+#pragma unroll
+            for (int a = 0; a < N; ++a) step(in[a], gone[a], y + a);
+        }
     }
     // The strip's last rows, fewer than N, one at a time.
 #pragma unroll 1
@@ -166,13 +239,13 @@ __device__ __forceinline__ void box_interior(F &f, const SourceRows &src, const 
 // Grid: x covers the interior groups in blocks of 120 (4 warps of 30 writing lanes), then one edge block
 // (the rank-1 kernel's); y the band's output rows in strips of `strip_rows`. The source base and pitch are
 // multiples of 8; `out_aligned`: so are the output's. `t`: every tap.
-template <int K, StripMode M, bool Signed, StripDiv D, int N>
+template <int K, StripMode M, bool Signed, StripDiv D, int N, bool P = false>
 __global__ void __launch_bounds__(kStripThreads, strip_blocks_cap(8))
     conv_box_u8_kernel(SourceRows src, Shape sh, Output out, Rank1Taps<K> taps, int t, U8Divider dv,
                        int strip_rows, long long groups, bool out_aligned) {
     rank1_strip_body<K, M, Signed, D>(
         src, sh, out, taps, dv, strip_rows, groups, [&](auto &f, int y0, int y_end) {
-            box_interior<K, N>(f, src, sh, out, t, y0, y_end, groups, out_aligned);
+            box_interior<K, N, P>(f, src, sh, out, t, y0, y_end, groups, out_aligned);
         });
 }
 

@@ -156,29 +156,35 @@ __device__ __forceinline__ void pair_interior(F &f, const SourceRows &src, const
             finish_strip_row(f, sums, active, out, y, kStripCols * g, out_aligned);
         }
     };
-    Row top = arrive(load(y0)), ctr = arrive(load(y0 + 1));
-    int y = y0;
-    // Whole chunks of N output rows, their N incoming rows loaded first (many loads in flight a thread).
-#pragma unroll 1
-    for (; y + N <= y_end; y += N) {
-        uint2 in[N];
-        const long long first = src.row0 + y + 2; // the chunk's first incoming padded row
+    // The two padded rows above the first output.
+    const uint2 w0 = load(y0), w1 = load(y0 + 1);
+    Row top, ctr;
+    auto load_in = [&](uint2(&in)[N], int yc) { // the chunk's N incoming rows (padded rows yc + 2 ..)
+        const long long first = src.row0 + yc + 2;
         if (reads == 2 && first >= 0 && first + N <= src.rows) {
             const unsigned char *p = column + size_t(first) * src.pitch;
 #pragma unroll
             for (int a = 0; a < N; ++a) in[a] = __ldg(reinterpret_cast<const uint2 *>(p + a * src.pitch));
         } else {
 #pragma unroll
-            for (int a = 0; a < N; ++a) in[a] = load(y + 2 + a);
+            for (int a = 0; a < N; ++a) in[a] = load(yc + 2 + a);
         }
+    };
+    int y = walk_chunks<N, false>(
+        y0, y_end, load_in,
+        [&](const uint2(&in)[N], int yc) {
 #pragma unroll
-        for (int a = 0; a < N; ++a) {
-            Row bot = arrive(in[a]);
-            step(top, ctr, bot, y + a);
-            top = ctr;
-            ctr = bot;
-        }
-    }
+            for (int a = 0; a < N; ++a) {
+                Row bot = arrive(in[a]);
+                step(top, ctr, bot, yc + a);
+                top = ctr;
+                ctr = bot;
+            }
+        },
+        [&]() {
+            top = arrive(w0);
+            ctr = arrive(w1);
+        });
     // The strip's last rows, fewer than N, one at a time.
 #pragma unroll 1
     for (; y < y_end; ++y) {
