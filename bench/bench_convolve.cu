@@ -123,25 +123,33 @@ struct Images {
     float *f_in, *f_out, *f_peer, *f_mid;
 };
 
-Row box_u8(int k, Images &im, gpk_context *gpu, gpk_context *cpu, cudaStream_t s, const NppStreamContext &npp,
-           const bench::Ceilings &ceil) {
-    std::vector<double> taps(size_t(k) * k, 1.0);
+// A u8 K x K filter of integer taps beside NPP FilterBorder (its kernel reversed: NPP convolves), clamp;
+// normalised by the sum of the taps (NPP's divisor) or not at all.
+Row filter_u8(const std::string &name, int k, const std::vector<double> &taps, gpk_normalize norm, Images &im,
+              gpk_context *gpu, gpk_context *cpu, cudaStream_t s, const NppStreamContext &npp,
+              const bench::Ceilings &ceil) {
     gpk_filter *f;
     GK(nullptr, gpk_filter_create_2d(&f, k, k, taps.data()));
-    gpk_convolve_params p = params(f, GPK_NORMALIZE_SUM, GPK_BORDER_CLAMP);
+    gpk_convolve_params p = params(f, norm, GPK_BORDER_CLAMP);
     gpk_image d8 = image(GPK_U8);
     int copies = int(im.u8_in.size());
     float ms = bench::median_ms(
         s, [&](int i) { GK(gpu, gpk_convolve(gpu, &p, &d8, im.u8_in[i % copies], &d8, im.u8_out)); });
     double api =
         api_ms([&](int i) { return gpk_convolve(g_sync, &p, &d8, im.u8_in[i % copies], &d8, im.u8_out); });
-    std::vector<Npp32s> ki(size_t(k) * k, 1);
+    std::vector<Npp32s> ki(taps.size());
+    int divisor = 0;
+    for (size_t i = 0; i < taps.size(); ++i) {
+        ki[taps.size() - 1 - i] = Npp32s(taps[i]);
+        divisor += int(taps[i]);
+    }
+    if (norm != GPK_NORMALIZE_SUM || divisor == 0) divisor = 1;
     Npp32s *dk;
     CK(cudaMalloc(&dk, ki.size() * 4));
     CK(cudaMemcpy(dk, ki.data(), ki.size() * 4, cudaMemcpyHostToDevice));
     auto run_npp = [&](int i) {
         npp_ok(nppiFilterBorder_8u_C1R_Ctx(im.u8_in[i % copies], W, {W, H}, {0, 0}, im.u8_peer, W, {W, H}, dk,
-                                           {k, k}, {k / 2, k / 2}, k * k, NPP_BORDER_REPLICATE, npp),
+                                           {k, k}, {k / 2, k / 2}, divisor, NPP_BORDER_REPLICATE, npp),
                "nppiFilterBorder_8u_C1R");
     };
     float peer = bench::median_ms(s, run_npp);
@@ -154,9 +162,15 @@ Row box_u8(int k, Images &im, gpk_context *gpu, gpk_context *cpu, cudaStream_t s
     CK(cudaFree(dk));
     gpk_filter_destroy(f);
     double gpix = N / ms / 1e6;
-    std::string name = "u8 " + std::to_string(k) + "x" + std::to_string(k) + " box, sum, clamp, 8192x8192";
     return {name, ms,    gpix, "GPix/s", 2.0 * N / ms / 1e6 / ceil.copy_gbs, "NPP FilterBorder 8u",
             peer, agree, api};
+}
+
+Row box_u8(int k, Images &im, gpk_context *gpu, gpk_context *cpu, cudaStream_t s, const NppStreamContext &npp,
+           const bench::Ceilings &ceil) {
+    std::vector<double> taps(size_t(k) * k, 1.0);
+    std::string name = "u8 " + std::to_string(k) + "x" + std::to_string(k) + " box, sum, clamp, 8192x8192";
+    return filter_u8(name, k, taps, GPK_NORMALIZE_SUM, im, gpu, cpu, s, npp, ceil);
 }
 
 Row box_f32(int k, Images &im, gpk_context *gpu, gpk_context *cpu, cudaStream_t s,
@@ -369,8 +383,8 @@ Row laplacian_minmax(Images &im, gpk_context *gpu, gpk_context *cpu, cudaStream_
 
 } // namespace
 
-// Arguments, if any, name the groups to run (bench::wanted): u8, f32 (with f32forms), f32forms, separable,
-// minmax (default: all); or `sepprofile` alone: one call of each fused separable kernel (for ncu).
+// Arguments, if any, name the groups to run (bench::wanted): u8, small3, f32 (with f32forms), f32forms,
+// separable, minmax (default: all); or `sepprofile` alone: one call of each fused separable kernel (for ncu).
 int main(int argc, char **argv) {
     bench::print_device();
     cudaStream_t s;
@@ -402,6 +416,15 @@ int main(int argc, char **argv) {
     std::vector<Row> rows;
     if (bench::wanted(argc, argv, "u8"))
         for (int k : {3, 5, 7, 9}) rows.push_back(box_u8(k, im, gpu, cpu, s, npp, ceil));
+    if (bench::wanted(argc, argv, "small3")) {
+        // 3 x 3 filters of small integer taps (the pair kernel's): lp3 and Sobel x, written sums.
+        rows.push_back(filter_u8("u8 lp3, none, clamp, 8192x8192", 3, {0, 1, 0, 1, -4, 1, 0, 1, 0},
+                                 GPK_NORMALIZE_NONE, im, gpu, cpu, s, npp, ceil));
+        rows.push_back(filter_u8("u8 Sobel x, none, clamp, 8192x8192", 3, {-1, 0, 1, -2, 0, 2, -1, 0, 1},
+                                 GPK_NORMALIZE_NONE, im, gpu, cpu, s, npp, ceil));
+        rows.push_back(filter_u8("u8 3x3 1 2 1 smoothing, sum, clamp, 8192x8192", 3,
+                                 {1, 2, 1, 2, 4, 2, 1, 2, 1}, GPK_NORMALIZE_SUM, im, gpu, cpu, s, npp, ceil));
+    }
     if (bench::wanted(argc, argv, "f32"))
         for (int k : {3, 9}) rows.push_back(box_f32(k, im, gpu, cpu, s, npp, ceil));
     if (bench::wanted(argc, argv, "f32") || bench::wanted(argc, argv, "f32forms"))

@@ -313,11 +313,13 @@ unsigned launch_strip(const PassArgs &a, cudaStream_t s) {
 }
 
 // The pair kernel (convolve_pair.cuh) as the internal knob GPK_TEST_CONV_PAIR (NOTES.md) sets it for
-// benchmarks and tests, comma-separated words: "off" (the 3 x 3 strip kernel instead), "all" (written sums
-// too, not only min/max), "twopass" (min/max in two launches even where one cooperative launch could make
-// both passes), and "ROWS" or "ROWS/CHUNK" (strip rows, chunk rows 4 or 8), as in "all,32/4".
+// benchmarks and tests, comma-separated words: "off" (the 3 x 3 strip kernel instead), "minmax" (the pair
+// kernel for min/max only, written sums on the strip kernel: the default before 2026-11-27), "noprefetch"
+// (written sums in plain chunks of 8 instead of prefetched chunks of 4), "twopass" (min/max in two launches
+// even where one cooperative launch could make both passes), and "ROWS" or "ROWS/CHUNK" (strip rows, chunk
+// rows 4 or 8), as in "twopass,32/4".
 struct PairKnob {
-    bool off = false, all = false, twopass = false;
+    bool off = false, minmax_only = false, twopass = false, noprefetch = false;
     int rows = 0, chunk = 0;
 };
 
@@ -332,17 +334,19 @@ PairKnob pair_knob() {
         int n = 0;
         if (word == "off")
             k.off = true;
-        else if (word == "all")
-            k.all = true;
+        else if (word == "minmax")
+            k.minmax_only = true;
         else if (word == "twopass")
             k.twopass = true;
+        else if (word == "noprefetch")
+            k.noprefetch = true;
         else if ((n = std::sscanf(word.c_str(), "%d/%d%c", &k.rows, &k.chunk, &extra)) >= 1 && n <= 2 &&
                  k.rows >= 1 && k.rows <= 4096 && (n == 1 || k.chunk == 4 || k.chunk == 8))
             k.chunk = n == 1 ? 0 : k.chunk;
         else
             invalid(std::string("GPK_TEST_CONV_PAIR is \"") + text +
-                    "\"; expected comma-separated off, all, twopass, and a row count (1 to 4096) optionally "
-                    "with /4 or /8, as in all,16/4");
+                    "\"; expected comma-separated off, minmax, noprefetch, twopass, and a row count (1 to "
+                    "4096) optionally with /4 or /8, as in twopass,16/4");
     }
     return k;
 }
@@ -362,19 +366,23 @@ template <StripMode M> constexpr int pair_chunk() {
     return M == StripMode::minmax ? 4 : 8;
 }
 
-template <bool Cross, StripMode M, bool Signed, StripDiv D, int N = pair_chunk<M>()>
+template <bool Cross, StripMode M, bool Signed, StripDiv D, int N = pair_chunk<M>(), bool P = false>
 unsigned launch_pair_kernel(const PassArgs &a, const ByteTaps<3> &taps, const PairTaps &pt,
-                            const U8Divider &dv, int rows, int chunk, cudaStream_t s) {
-    if constexpr (N == pair_chunk<M>())
+                            const U8Divider &dv, int rows, int chunk, bool prefetch, cudaStream_t s) {
+    if constexpr (N == pair_chunk<M>() && !P) {
+        if constexpr (M == StripMode::divide)
+            if (chunk == 0 && prefetch)
+                return launch_pair_kernel<Cross, M, Signed, D, 4, true>(a, taps, pt, dv, rows, 0, true, s);
         if (chunk != 0 && chunk != N)
-            return launch_pair_kernel<Cross, M, Signed, D, 12 - N>(a, taps, pt, dv, rows, chunk, s);
+            return launch_pair_kernel<Cross, M, Signed, D, 12 - N>(a, taps, pt, dv, rows, chunk, false, s);
+    }
     const long long groups = rank1_groups(a.shape.width);
     StripBorder bd;
     if (!strip_border(a, bd)) return 0;
     const dim3 grid = strip_grid(a, groups, rows, M, kBoxBlockGroups);
     if (grid.x == 0) return 0;
     // The write pass of min/max walks its strips bottom first: the fold pass read those rows last.
-    conv3x3_u8_pair_kernel<Cross, M, Signed, D, N>
+    conv3x3_u8_pair_kernel<Cross, M, Signed, D, N, P>
         <<<grid, kStripThreads, 0, s>>>(a.src, a.shape, a.out, taps, pt, dv, bd, rows, groups,
                                         out_aligned_for_strip(a), M == StripMode::minmax);
     check_launch("conv3x3_u8_pair_kernel");
@@ -403,23 +411,29 @@ bool pair_case(const PassArgs &a, ByteTaps<3> &taps, bool &is_signed, PairTaps &
 }
 
 // 3 x 3 byte taps with sum |taps| <= kPairMaxAbsSum: the pair kernel for both passes of min/max
-// normalisation (and for written sums where the knob says "all"); 0 where it does not apply.
+// normalisation and for written sums (in prefetched chunks of 4: walk_chunks); 0 where it does not apply.
+// H100, 8192^2, clamp, written sums (bench_convolve small3, three rounds in one lease, bench/RESULTS.md):
+// lp3 0.058-0.061 ms, Sobel x 0.059-0.061, 1 2 1 smoothing 0.060-0.062, against 0.062-0.064, 0.063-0.064,
+// 0.062-0.063 on the 3 x 3 strip kernel and 0.059-0.061, 0.059-0.062, 0.061-0.063 in plain chunks of 8;
+// Nsight Compute (lp3) 54.7 us against 62.6 and 57.5.
 unsigned launch_pair(const PassArgs &a, cudaStream_t s) {
     ByteTaps<3> taps;
     PairTaps pt;
     bool is_signed = false, cross = false;
     if (!pair_case(a, taps, is_signed, pt, cross)) return 0;
     const PairKnob knob = pair_knob();
-    if (knob.off || !(knob.all || a.out.reduce || a.out.normalize == GPK_NORMALIZE_MINMAX)) return 0;
-    return launch_strip_modes(
-        a, is_signed, knob.rows ? knob.rows : kPairStripRows,
-        [&](auto m, auto sg, auto d, const U8Divider &dv, int r) {
-            constexpr StripMode M = decltype(m)::value;
-            constexpr bool Sg = decltype(sg)::value;
-            constexpr StripDiv D = decltype(d)::value;
-            return cross ? launch_pair_kernel<true, M, Sg, D>(a, taps, pt, dv, r, knob.chunk, s)
-                         : launch_pair_kernel<false, M, Sg, D>(a, taps, pt, dv, r, knob.chunk, s);
-        });
+    if (knob.off || (knob.minmax_only && !(a.out.reduce || a.out.normalize == GPK_NORMALIZE_MINMAX)))
+        return 0;
+    return launch_strip_modes(a, is_signed, knob.rows ? knob.rows : kPairStripRows,
+                              [&](auto m, auto sg, auto d, const U8Divider &dv, int r) {
+                                  constexpr StripMode M = decltype(m)::value;
+                                  constexpr bool Sg = decltype(sg)::value;
+                                  constexpr StripDiv D = decltype(d)::value;
+                                  return cross ? launch_pair_kernel<true, M, Sg, D>(
+                                                     a, taps, pt, dv, r, knob.chunk, !knob.noprefetch, s)
+                                               : launch_pair_kernel<false, M, Sg, D>(
+                                                     a, taps, pt, dv, r, knob.chunk, !knob.noprefetch, s);
+                              });
 }
 
 template <bool Cross>

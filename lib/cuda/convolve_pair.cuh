@@ -56,7 +56,7 @@ __device__ __forceinline__ PairDivider pair_divider(long long den) {
     return {255u, magic};
 }
 
-template <bool Cross, int N, class F>
+template <bool Cross, int N, bool P, class F>
 __device__ __forceinline__ void pair_interior(F &f, const SourceRows &src, const Output &out,
                                               const PairTaps &pt, const StripBorder &bd, int y0, int y_end,
                                               long long groups, bool out_aligned, long long bx) {
@@ -170,7 +170,7 @@ __device__ __forceinline__ void pair_interior(F &f, const SourceRows &src, const
             for (int a = 0; a < N; ++a) in[a] = load(yc + 2 + a);
         }
     };
-    int y = walk_chunks<N, false>(
+    int y = walk_chunks<N, P>(
         y0, y_end, load_in,
         [&](const uint2(&in)[N], int yc) {
 #pragma unroll
@@ -205,7 +205,7 @@ __device__ __forceinline__ void pair_interior(F &f, const SourceRows &src, const
 // (the 3 x 3 strip kernel's, every tap through the border rule); y the band's output rows in strips of
 // `strip_rows`, taken from the last strip up where `reverse`. The source base and pitch are multiples of 8;
 // `out_aligned`: so are the output's.
-template <bool Cross, StripMode M, bool Signed, StripDiv D, int N>
+template <bool Cross, StripMode M, bool Signed, StripDiv D, int N, bool P = false>
 __global__ void __launch_bounds__(kStripThreads, strip_blocks_cap(8))
     conv3x3_u8_pair_kernel(SourceRows src, Shape sh, Output out, ByteTaps<3> taps, PairTaps pt, U8Divider dv,
                            StripBorder bd, int strip_rows, long long groups, bool out_aligned, bool reverse) {
@@ -216,7 +216,7 @@ __global__ void __launch_bounds__(kStripThreads, strip_blocks_cap(8))
     if (blockIdx.x == gridDim.x - 1)
         strip_edges(f, src, sh, out, taps, bd, y0, y_end, groups);
     else
-        pair_interior<Cross, N>(f, src, out, pt, bd, y0, y_end, groups, out_aligned, blockIdx.x);
+        pair_interior<Cross, N, P>(f, src, out, pt, bd, y0, y_end, groups, out_aligned, blockIdx.x);
     if constexpr (M == StripMode::fold)
         fold_minmax<int>(f.fold_mn <= f.fold_mx, f.fold_mn, f.fold_mx, 0, out);
 }
@@ -239,8 +239,8 @@ __global__ void __launch_bounds__(kStripThreads, strip_blocks_cap(8))
         if (bx == units_x - 1)
             strip_edges(f, src, sh, out, taps, bd, y0, y_end, groups);
         else
-            pair_interior<Cross, decltype(chunk)::value>(f, src, out, pt, bd, y0, y_end, groups, out_aligned,
-                                                         bx);
+            pair_interior<Cross, decltype(chunk)::value, false>(f, src, out, pt, bd, y0, y_end, groups,
+                                                                out_aligned, bx);
     };
     {
         StripFinish<StripMode::fold, false, StripDiv::none> f =

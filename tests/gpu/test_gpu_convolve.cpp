@@ -533,12 +533,13 @@ void test_box_kernel(gpu::Contexts &ctxs) {
 // |taps| up to 16 (its limit) and beyond (the strip kernel's then): lp3, random cross-shaped taps (corners
 // 0), random signed and non-negative taps, a lone centre tap; images of random bytes, of values 0..1, 0..9
 // and 0..40 (ranges of 0, 1 and under 256, which take the write pass's other dividers), and constant ones;
-// every border; min/max in one cooperative launch (device images) and in two, and with GPK_TEST_CONV_PAIR=all
-// the written sums (by the sum, none, signed); widths around its 8-byte groups, its warps of 30 writing lanes
-// (240 columns) and blocks of 120 groups (960 columns), the edge block and rows narrower than 20; heights
-// around its chunks of 4 and 8 rows and its strips (strips of 1, 7 and 64 rows besides 16, chunks of 4 and
-// 8); output rows aligned to 8 bytes or not; a few staged (host) images; and images of more units than the
-// device holds blocks, for the cooperative launch's blocks to take several. Exact: the same bits.
+// every border; min/max in one cooperative launch (device images) and in two, and the written sums (by the
+// sum, none, signed; in prefetched chunks and, with GPK_TEST_CONV_PAIR=noprefetch, plain ones); widths around
+// its 8-byte groups, its warps of 30 writing lanes (240 columns) and blocks of 120 groups (960 columns), the
+// edge block and rows narrower than 20; heights around its chunks of 4 and 8 rows and its strips (strips of
+// 1, 7 and 64 rows besides 16, chunks of 4 and 8); output rows aligned to 8 bytes or not; a few staged (host)
+// images; and images of more units than the device holds blocks, for the cooperative launch's blocks to take
+// several. Exact: the same bits.
 void test_pair_kernel(gpu::Contexts &ctxs) {
     const bool quick = gpu::quick();
     const std::vector<size_t> widths =
@@ -547,16 +548,21 @@ void test_pair_kernel(gpu::Contexts &ctxs) {
                                     259, 260, 261, 971, 972, 979, 980, 981, 1940, 1949};
     const std::vector<size_t> heights =
         quick ? std::vector<size_t>{1, 5, 33} : std::vector<size_t>{1, 2, 3, 5, 8, 9, 17, 33, 70};
-    // GPK_TEST_CONV_PAIR: "" takes both min/max passes in one cooperative launch on device images, twopass in
-    // two, a chunk size too (3/4, 64/8); all: written sums as well; a count: strip rows.
-    const char *modes[] = {"", "twopass", "all,twopass,7", "all,1", "3/4", "64/8"};
+    // GPK_TEST_CONV_PAIR: "" takes both min/max passes in one cooperative launch on device images and written
+    // sums in prefetched chunks, twopass min/max in two launches, a chunk size too (3/4, 64/8); noprefetch:
+    // written sums in plain chunks; minmax: written sums on the strip kernel (min/max alone here); a count:
+    // strip rows.
+    const char *modes[] = {"",     "twopass",    "twopass,7",    "1",     "3/4",
+                           "64/8", "noprefetch", "noprefetch,7", "minmax"};
     const gpk_normalize norms[] = {GPK_NORMALIZE_MINMAX, GPK_NORMALIZE_MINMAX, GPK_NORMALIZE_SUM,
                                    GPK_NORMALIZE_NONE};
     const unsigned value_tops[] = {255, 1, 9, 40, 255, 0}; // 0: a constant image
     uint64_t seed = 15000;
     size_t cases = 0, turn = 0;
     for (const char *mode : modes) {
-        if (quick && std::strcmp(mode, "all,1") != 0 && std::strcmp(mode, "3/4") != 0 && *mode) continue;
+        if (quick && std::strcmp(mode, "1") != 0 && std::strcmp(mode, "3/4") != 0 &&
+            std::strcmp(mode, "noprefetch,7") != 0 && *mode)
+            continue;
         if (*mode) setenv("GPK_TEST_CONV_PAIR", mode, 1);
         for (size_t w : widths)
             for (size_t h : heights) {
@@ -593,7 +599,7 @@ void test_pair_kernel(gpu::Contexts &ctxs) {
                     } while (true);
                     for (double v : taps) name += std::to_string(int(v)) + ",";
                     gpk_normalize nm = norms[t % 4];
-                    if (!std::strstr(mode, "all") && nm != GPK_NORMALIZE_MINMAX) nm = GPK_NORMALIZE_MINMAX;
+                    if (std::strstr(mode, "minmax") && nm != GPK_NORMALIZE_MINMAX) nm = GPK_NORMALIZE_MINMAX;
                     double sum = 0;
                     for (double v : taps) sum += v;
                     if (nm == GPK_NORMALIZE_SUM && sum == 0) nm = GPK_NORMALIZE_NONE;

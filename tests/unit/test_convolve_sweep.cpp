@@ -14,10 +14,10 @@
 //   device memory, bands forced small by a faked device size (GPK_TEST_DEVICE_MEMORY_LIMIT), the u8 3x3
 //   strip kernel with several row counts and off (GPK_TEST_CONV_STRIP), the rank-1 strip kernel by default,
 //   for 3 x 3 too, and off (GPK_TEST_CONV_RANK1), the box kernel with strips of 1 and 5 rows (chunks of 4)
-//   and off (GPK_TEST_CONV_BOX), the pair kernel for written sums too, with strips of 1 and 3 rows, min/max
-//   in two launches, and off (GPK_TEST_CONV_PAIR), the fused separable kernels in each built shape
-//   (GPK_TEST_CONV_FUSED_KERNEL), the f32 sliding-window kernel in several forms, strips of a few rows,
-//   and off (GPK_TEST_CONV_F32, GPK_TEST_CONV_F32_ROWS).
+//   and off (GPK_TEST_CONV_BOX), the pair kernel (written sums in prefetched and in plain chunks, or on the
+//   strip kernel), with strips of 1 and 3 rows, min/max in two launches, and off (GPK_TEST_CONV_PAIR), the
+//   fused separable kernels in each built shape (GPK_TEST_CONV_FUSED_KERNEL), the f32 sliding-window kernel
+//   in several forms, strips of a few rows, and off (GPK_TEST_CONV_F32, GPK_TEST_CONV_F32_ROWS).
 // GPK_TEST_QUICK=1 runs every 8th case (sanitizer runs).
 #include "convolve_reference.hpp"
 
@@ -463,7 +463,7 @@ Setup random_setup(const Case &k) {
         s.gpu_rank1 = pick_of(rank1);
         const char *box[] = {"", "", "1", "5/4", "off"};
         s.gpu_box = pick_of(box);
-        const char *pair[] = {"", "", "all", "all,1", "3/4", "twopass", "off"};
+        const char *pair[] = {"", "", "minmax", "1", "noprefetch", "3/4", "twopass", "off"};
         s.gpu_pair = pick_of(pair);
         // The fused separable kernels (f32 sums, one channel, square filters): the default, the ring
         // kernel, the streaming kernel's other shapes.
