@@ -449,19 +449,17 @@ unsigned launch_pair_fused(DeviceContext &ctx, const PassArgs &a, const ByteTaps
     const int per_sm = ctx.resident_blocks(reinterpret_cast<const void *>(kernel), kStripThreads, 0);
     if (per_sm < 1 || units == 0) return 0;
     const unsigned blocks = unsigned(std::min<size_t>(units, size_t(per_sm) * ctx.limits().multiprocessors));
-    SourceRows src = a.src;
-    Shape sh = a.shape;
-    Output out = a.out;
-    ByteTaps<3> t3 = taps;
-    PairTaps p2 = pt;
-    int strip_rows = rows;
-    long long g = groups;
-    bool aligned = out_aligned_for_strip(a);
-    unsigned units_x = grid.x;
-    unsigned all = units;
-    void *args[] = {&src, &sh, &out, &t3, &p2, &bd, &strip_rows, &g, &aligned, &units_x, &all};
-    check(cudaLaunchCooperativeKernel(reinterpret_cast<const void *>(kernel), dim3(blocks),
-                                      dim3(kStripThreads), args, 0, s),
+    cudaLaunchConfig_t config = {};
+    cudaLaunchAttribute attr[1];
+    attr[0].id = cudaLaunchAttributeCooperative;
+    attr[0].val.cooperative = 1;
+    config.gridDim = dim3(blocks);
+    config.blockDim = dim3(kStripThreads);
+    config.stream = s;
+    config.attrs = attr;
+    config.numAttrs = 1;
+    check(cudaLaunchKernelEx(&config, kernel, a.src, a.shape, a.out, taps, pt, bd, rows, groups,
+                             out_aligned_for_strip(a), grid.x, units),
           "conv3x3_u8_pair_minmax_kernel (cooperative launch)");
     check_launch("conv3x3_u8_pair_minmax_kernel");
     return units;
@@ -639,14 +637,7 @@ unsigned launch_pair_minmax(DeviceContext &ctx, const PassArgs &a, cudaStream_t 
     bool is_signed = false, cross = false;
     if (!pair_case(a, taps, is_signed, pt, cross)) return 0;
     const PairKnob knob = pair_knob();
-    if (knob.off || knob.twopass || knob.chunk != 0) return 0;
-    int device = 0, cooperative = 0;
-    if (cudaGetDevice(&device) != cudaSuccess ||
-        cudaDeviceGetAttribute(&cooperative, cudaDevAttrCooperativeLaunch, device) != cudaSuccess ||
-        !cooperative) {
-        cudaGetLastError();
-        return 0;
-    }
+    if (knob.off || knob.twopass || knob.chunk != 0 || !ctx.limits().cooperative_launch) return 0;
     const int rows = knob.rows ? knob.rows : kPairStripRows;
     return cross ? launch_pair_fused<true>(ctx, a, taps, pt, rows, s)
                  : launch_pair_fused<false>(ctx, a, taps, pt, rows, s);

@@ -38,6 +38,7 @@ DeviceContext::DeviceContext(int device, void *stream, unsigned cpu_threads)
     limits_.multiprocessors = p.multiProcessorCount;
     limits_.compute_major = p.major;
     limits_.smem_per_block_optin = p.sharedMemPerBlockOptin;
+    limits_.cooperative_launch = p.cooperativeLaunch != 0;
 }
 
 DeviceContext::~DeviceContext() {

@@ -64,6 +64,7 @@ struct DeviceLimits {
     int multiprocessors = 1;
     int compute_major = 0;
     size_t smem_per_block_optin = 48 * 1024;
+    bool cooperative_launch = false; // cudaDevAttrCooperativeLaunch: grid-wide barriers may be launched
 };
 
 class DeviceContext {
