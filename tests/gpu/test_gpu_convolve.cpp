@@ -473,6 +473,19 @@ void check_exact(gpu::Contexts &ctxs, const ConvCase &k, const gpk_filter *f,
                what + " staged");
 }
 
+// Image sizes around the layout the box and pair kernels share: widths around their 8-byte groups, warps
+// of 30 writing lanes (240 columns) and blocks of 120 groups (960 columns), the edge block and rows narrower
+// than 20; heights around their chunks of 4 and 8 rows and strips of 16 (a few of each in quick runs).
+std::vector<size_t> box_layout_widths(bool quick) {
+    if (quick) return {1, 20, 252, 260, 980};
+    return {1, 12, 19, 20, 21, 27, 28, 251, 252, 253, 259, 260, 261, 971, 972, 979, 980, 981, 1940, 1949};
+}
+
+std::vector<size_t> box_layout_heights(bool quick) {
+    if (quick) return {1, 5, 33};
+    return {1, 2, 3, 5, 8, 9, 17, 33, 70};
+}
+
 // The box kernel (convolve_box.cuh) on device images against the CPU backend: K x K box filters (K = 3, 5,
 // 7, 9) with every tap 1, 2, 3 or -1 (signed) and separable pairs of equal taps; widths around its 8-byte
 // groups, its warps of 30 writing lanes (240 columns) and blocks of 120 groups (960 columns), the edge
@@ -483,12 +496,7 @@ void check_exact(gpu::Contexts &ctxs, const ConvCase &k, const gpk_filter *f,
 // few staged (host) images. Exact: the same bits.
 void test_box_kernel(gpu::Contexts &ctxs) {
     const bool quick = gpu::quick();
-    const std::vector<size_t> widths =
-        quick ? std::vector<size_t>{1, 20, 252, 260, 980}
-              : std::vector<size_t>{1,   12,  19,  20,  21,  27,  28,  251, 252,  253,
-                                    259, 260, 261, 971, 972, 979, 980, 981, 1940, 1949};
-    const std::vector<size_t> heights =
-        quick ? std::vector<size_t>{1, 5, 33} : std::vector<size_t>{1, 2, 3, 5, 8, 9, 17, 33, 70};
+    const std::vector<size_t> widths = box_layout_widths(quick), heights = box_layout_heights(quick);
     const struct {
         const char *taps; // box2d:K:<taps>, or boxpair:K:<taps>
         gpk_normalize norm;
@@ -542,12 +550,7 @@ void test_box_kernel(gpu::Contexts &ctxs) {
 // several. Exact: the same bits.
 void test_pair_kernel(gpu::Contexts &ctxs) {
     const bool quick = gpu::quick();
-    const std::vector<size_t> widths =
-        quick ? std::vector<size_t>{1, 20, 252, 260, 980}
-              : std::vector<size_t>{1,   12,  19,  20,  21,  27,  28,  251, 252,  253,
-                                    259, 260, 261, 971, 972, 979, 980, 981, 1940, 1949};
-    const std::vector<size_t> heights =
-        quick ? std::vector<size_t>{1, 5, 33} : std::vector<size_t>{1, 2, 3, 5, 8, 9, 17, 33, 70};
+    const std::vector<size_t> widths = box_layout_widths(quick), heights = box_layout_heights(quick);
     // GPK_TEST_CONV_PAIR: "" takes both min/max passes in one cooperative launch on device images and written
     // sums in prefetched chunks, twopass min/max in two launches, a chunk size too (3/4, 64/8); noprefetch:
     // written sums in plain chunks; minmax: written sums on the strip kernel (min/max alone here); a count:
