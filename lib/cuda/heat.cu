@@ -131,6 +131,10 @@ private:
     // (compute capability 9.0 and later; off by default: on the H100 it made calls of 50-100 iterations at
     // 16384^2 7-8% slower and gained nothing at 4096^2, NOTES.md, internal knobs).
     bool pdl_ = false;
+    // The recomputation of a pass that converged inside is launched after every batch of a run that can
+    // converge (threshold > 0); a run of threshold 0 cannot (maxdiff < 0 never holds), so none is launched
+    // unless GPK_TEST_HEAT_RECOMP=1 (NOTES.md, internal knobs) asks for it as before.
+    bool recompute_launch_ = true;
     // Someone takes the final report (job_.final or on_report): else the final grid's statistics, a read of
     // the whole grid, are not made (a copy to tfinal still is, where one is due).
     bool report_wanted_ = true;
@@ -325,10 +329,11 @@ void HeatRun::enqueue_pass(int levels, bool checking, bool to_final, bool tail) 
 }
 
 // `count` iterations in whole passes and the rest in one or two shorter ones (heat::split_passes; a pass of
-// every level takes the lean steps, heat_blocked.cuh), then the recomputation that runs only when the run
-// converged inside one of them (on the run's kernel, whichever kernel ran that pass: the same bits). The
-// run's first pass checks the inputs; the pass that ends the run writes a device tfinal, unless it is the
-// checking one (nothing may be written to the outputs before the inputs are known good).
+// every level takes the lean steps, heat_blocked.cuh), then, where the run can converge (threshold > 0), the
+// recomputation that runs only when the run converged inside one of them (on the run's kernel, whichever
+// kernel ran that pass: the same bits). The run's first pass checks the inputs; the pass that ends the run
+// writes a device tfinal, unless it is the checking one (nothing may be written to the outputs before the
+// inputs are known good).
 void HeatRun::enqueue_iterations(size_t count, bool first_batch, bool ends_run) {
     const heat::PassSplit split = heat::split_passes(count, run_.choice.levels, tail_.choice.levels);
     const size_t passes = split.whole + (split.rest[0] > 0) + (split.rest[1] > 0);
@@ -338,6 +343,7 @@ void HeatRun::enqueue_iterations(size_t count, bool first_batch, bool ends_run) 
         const bool checking = first_batch && i == 0, last = ends_run && i + 1 == passes;
         enqueue_pass(levels, checking, last && tfinal_direct_ && !checking, !whole && split.tail);
     }
+    if (!recompute_launch_) return;
     heat::launch_pass(*run_.choice.kernel, false, run_.grid, stream_, views_, cond_,
                       work<DeviceState>(WorkLayout::state), run_.shape, 0, false, true, nullptr, false,
                       "heat pass_kernel (recomputation)", pdl_);
@@ -493,6 +499,8 @@ void HeatRun::run() {
     tinit_in_place_ = tinit_on_device_ && !job_.fixed_rows;
     const char *pdl_knob = std::getenv("GPK_TEST_HEAT_PDL");
     pdl_ = ctx_.limits().compute_major >= 9 && pdl_knob && std::strcmp(pdl_knob, "1") == 0;
+    const char *recomp_knob = std::getenv("GPK_TEST_HEAT_RECOMP");
+    recompute_launch_ = job_.threshold > 0 || (recomp_knob && std::strcmp(recomp_knob, "1") == 0);
     const char *finish_knob = std::getenv("GPK_TEST_HEAT_FINISH");
     finish_in_pass_ = !(finish_knob && std::strcmp(finish_knob, "kernel") == 0);
     report_wanted_ = job_.final || job_.on_report;
@@ -517,8 +525,9 @@ void HeatRun::run() {
     const size_t start = job_.start_iteration;
     // A quiet run (no report, progress or checkpoint callback: nothing can stop it or look into it before it
     // ends) needs no early look at the state where it cannot converge either (threshold 0): its batches are
-    // all as long as any (each batch costs a recomputation launch and two read-back copies); and its final
-    // statistics follow the batch that ends at maxiter at once, not after the host has seen that batch.
+    // all as long as any (each batch costs two read-back copies, and where the threshold is positive a
+    // recomputation launch); and its final statistics follow the batch that ends at maxiter at once, not
+    // after the host has seen that batch.
     const bool quiet = !job_.on_report && !job_.on_progress && !job_.on_checkpoint;
     size_t done = start, enqueued = start, batch = quiet && !(job_.threshold > 0) ? max_batch : L;
     bool final_stats = false;

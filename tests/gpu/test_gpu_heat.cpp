@@ -433,11 +433,14 @@ void test_determinism(gpk_context *gpu) {
     // a finishing kernel after each pass instead of the pass's last block (GPK_TEST_HEAT_FINISH=kernel),
     // and shorter passes in the plain form's general steps instead of the Partial form
     // (GPK_TEST_HEAT_PARTIAL=0; 90 iterations with a report every 10: a 4-level pass in every batch).
-    // The same with shorter passes on the run's kernel instead of the 4/4 tail kernel (GPK_TEST_HEAT_TAIL=0).
+    // The same with shorter passes on the run's kernel instead of the 4/4 tail kernel (GPK_TEST_HEAT_TAIL=0),
+    // and with the recomputation launched after every batch also where the run cannot converge
+    // (GPK_TEST_HEAT_RECOMP=1).
     const std::pair<const char *, const char *> knobs[] = {{"GPK_TEST_HEAT_PDL", "1"},
                                                            {"GPK_TEST_HEAT_FINISH", "kernel"},
                                                            {"GPK_TEST_HEAT_PARTIAL", "0"},
-                                                           {"GPK_TEST_HEAT_TAIL", "0"}};
+                                                           {"GPK_TEST_HEAT_TAIL", "0"},
+                                                           {"GPK_TEST_HEAT_RECOMP", "1"}};
     for (const auto &[knob, value] : knobs) {
         setenv(knob, value, 1);
         Outcome got = run(gpu, p, s);
