@@ -9,6 +9,7 @@
 #include "check.hpp"
 #include "gpk.h"
 #include "heat_resume.hpp"
+#include "heat_statistics.hpp"
 
 #include <cuda_runtime.h>
 
@@ -704,13 +705,7 @@ void test_statistics(gpk_context *gpu) {
                                                  memory_name(mem);
                         CHECK_MSG(got.status == GPK_OK, what + ": " + got.message);
                         if (got.status != GPK_OK) continue;
-                        double mn = got.grid[0], mx = got.grid[0], sum = 0;
-                        for (double x : got.grid) mn = std::min(mn, x), mx = std::max(mx, x);
-                        for (size_t i = 0; i < n; ++i) sum += documented_row_sum(&got.grid[i * m], m);
-                        const double mean = sum / (double(n) * double(m));
-                        CHECK_MSG(got.final.tmin == mn && got.final.tmax == mx, what + ": tmin or tmax");
-                        CHECK_MSG(got.final.tavg == mean, what + ": tavg " + std::to_string(got.final.tavg) +
-                                                              " against " + std::to_string(mean));
+                        check_final_statistics(got.final, got.grid, n, m, documented_row_sum, what);
                     }
                 }
             }

@@ -5,6 +5,7 @@
 #include "cpu_context.hpp"
 #include "cpu_isa.hpp"
 #include "heat_resume.hpp"
+#include "heat_statistics.hpp"
 #include "gpk.h"
 
 #include <cmath>
@@ -560,6 +561,42 @@ void test_without_report() {
     gpk_context_destroy(ctx);
 }
 
+// A row's sum in the CPU backend's documented order (NOTES.md, heat checkpoints): four lanes, lane k adding
+// columns k, k + 4, ... in turn while whole groups of four remain, the last m % 4 columns into lane 0, then
+// (lane 0 + lane 1) + (lane 2 + lane 3).
+double documented_cpu_row_sum(const double *row, size_t m) {
+    double lane[4] = {0, 0, 0, 0};
+    size_t c = 0;
+    for (; c + 4 <= m; c += 4)
+        for (int k = 0; k < 4; ++k) lane[k] += row[c + k];
+    for (; c < m; ++c) lane[0] += row[c];
+    return (lane[0] + lane[1]) + (lane[2] + lane[3]);
+}
+
+// The final report's statistics against tfinal itself, under the active instruction set (check_final_statistics:
+// tavg from documented_cpu_row_sum), for widths around every lane and vector width the row statistics use
+// (groups of 4 and 8 columns), one pass and several, one thread's band and several.
+void test_report_statistics(gpk_context *ctx) {
+    const size_t widths[] = {1,  2,  3,  4,  5,  7,  8,  9,  11, 12, 13,  15,  16,
+                             17, 23, 24, 25, 31, 32, 33, 63, 64, 65, 257, 1029};
+    unsigned seed = 4100;
+    for (size_t m : widths)
+        for (size_t n : {1, 3, 40}) {
+            std::mt19937_64 rng(seed++);
+            std::uniform_real_distribution<double> temp(-50.0, 80.0), cond(0.0, 1.0);
+            std::vector<double> t(n * m), c(n * m);
+            for (double &v : t) v = temp(rng);
+            for (double &v : c) v = cond(rng);
+            for (size_t maxiter : {1, 5, 9}) {
+                GpkRun run = gpk_heat(ctx, t, c, n, m, maxiter, 0.0, 0);
+                const std::string what = label(n, m, maxiter, 0.0, 0) + ": final statistics";
+                CHECK_MSG(run.status == GPK_OK, what + ": " + run.message);
+                if (run.status != GPK_OK) continue;
+                check_final_statistics(run.final, run.grid, n, m, documented_cpu_row_sum, what);
+            }
+        }
+}
+
 // GPK_TEST_CPU_ISA takes avx512, avx2 or baseline; anything else fails the call, naming the knob.
 void test_isa_knob(gpk_context *ctx) {
     const char *saved = std::getenv("GPK_TEST_CPU_ISA");
@@ -640,6 +677,7 @@ int main() {
         test_random_grids(ctx);
         test_thread_counts();
         test_progress_and_cancel(ctx, 301, 409); // several threads, stops inside a pass
+        test_report_statistics(ctx);             // every variant of the row statistics
     });
     test_isa_knob(ctx);
     test_progress_and_cancel(ctx, 9, 11);
