@@ -1,5 +1,5 @@
 // Vector helpers shared by the convolution's row kernels (GCC vector extensions). Included only by
-// convolve_rows.cpp and convolve_finish.cpp.
+// convolve_rows.cpp, convolve_finish.cpp and heat_band.cpp (the heat report's row statistics).
 #pragma once
 
 #include <cstddef>

@@ -2,6 +2,7 @@
 #include "cpu/heat_band.hpp"
 
 #include "common/semantics.hpp"
+#include "cpu/convolve_simd.hpp"
 #include "cpu/isa.hpp"
 #include "engine/error.hpp"
 
@@ -98,7 +99,6 @@ inline __attribute__((always_inline)) RowStats row_stats_impl(const double *row,
 // 0.9-2.0 (bench_cpu --only heat). The baseline variant keeps row_stats_impl (32-byte vectors in SSE2
 // registers were slower).
 typedef double RowVec __attribute__((vector_size(32)));
-typedef double RowVecLoad __attribute__((vector_size(32), aligned(8), may_alias));
 
 inline __attribute__((always_inline)) RowStats row_stats_vec_impl(const double *row, size_t m) {
     const double first = row[0];
@@ -106,8 +106,7 @@ inline __attribute__((always_inline)) RowStats row_stats_vec_impl(const double *
     lo[0] = lo[1] = hi[0] = hi[1] = RowVec{first, first, first, first};
     size_t c = 0;
     for (; c + 8 <= m; c += 8) {
-        const RowVec x[2] = {*reinterpret_cast<const RowVecLoad *>(row + c),
-                             *reinterpret_cast<const RowVecLoad *>(row + c + 4)};
+        const RowVec x[2] = {conv::simd::load<RowVec>(row + c), conv::simd::load<RowVec>(row + c + 4)};
         sum += x[0];
         sum += x[1];
 #pragma GCC unroll 2
