@@ -88,31 +88,64 @@ __device__ __forceinline__ int walk_chunks(int y, int y_end, Load &&load_chunk, 
     return y;
 }
 
-template <int K, int N, bool P, class F>
-__device__ __forceinline__ void box_interior(F &f, const SourceRows &src, const Shape &sh, const Output &out,
-                                             int t, int y0, int y_end, long long groups, bool out_aligned) {
-    constexpr int R = K / 2;
-    const int lane = threadIdx.x % 32;
-    const long long g =
-        ((long long)blockIdx.x * (kStripThreads / 32) + threadIdx.x / 32) * kBoxWarpGroups + lane;
-    const bool active = lane >= 1 && lane <= kBoxWarpGroups && g >= 1 && g <= groups;
-    // What a lane reads of a row: its 8 bytes, or past the last group only the 4 that the last group's
-    // window needs (8 (groups + 1) + 3 < width), or nothing.
-    const int reads = g <= groups ? 2 : g == groups + 1 ? 1 : 0;
-    const unsigned char *column =
-        reinterpret_cast<const unsigned char *>(src.base) + kStripCols * (reads ? g : 0);
-    auto load = [&](int y) {
+// A lane of the layout that the box and pair kernels share: lanes 1 .. 30 of a warp own groups of 8
+// columns (g, counted over the grid's x blocks from group 1), lanes 0 and 31 only serve their neighbours.
+struct BoxLane {
+    long long g;
+    bool active; // a writing lane of an interior group
+    // What the lane reads of a row: its 8 bytes (2), or past the last group only the 4 that the last
+    // group's window needs (1: 8 (groups + 1) + 3 < width, rank1_groups), or nothing (0).
+    int reads;
+    const unsigned char *column; // the lane's bytes in source row 0
+
+    __device__ __forceinline__ BoxLane(const SourceRows &src, long long bx, long long groups) {
+        const int lane = threadIdx.x % 32;
+        g = (bx * (kStripThreads / 32) + threadIdx.x / 32) * kBoxWarpGroups + lane;
+        active = lane >= 1 && lane <= kBoxWarpGroups && g >= 1 && g <= groups;
+        reads = g <= groups ? 2 : g == groups + 1 ? 1 : 0;
+        column = reinterpret_cast<const unsigned char *>(src.base) + kStripCols * (reads ? g : 0);
+    }
+
+    // Source row r, after the border rule (negative: a row of zeros).
+    __device__ __forceinline__ uint2 load(long long r, size_t pitch) const {
         uint2 w = make_uint2(0u, 0u);
-        const long long r = border_index(src.row0 + y, src.rows, sh.border);
         if (r >= 0 && reads) {
-            const unsigned char *p = column + size_t(r) * src.pitch;
+            const unsigned char *p = column + size_t(r) * pitch;
             if (reads == 2)
                 w = __ldg(reinterpret_cast<const uint2 *>(p));
             else
                 w.x = __ldg(reinterpret_cast<const unsigned *>(p));
         }
         return w;
-    };
+    }
+
+    // Padded rows y .. y + N - 1: straight down one pointer where they all lie inside the source and the
+    // lane reads its 8 bytes, else each through `load_padded` (the border rule).
+    template <int N, class LoadPadded>
+    __device__ __forceinline__ void load_rows(uint2 (&in)[N], const SourceRows &src, int y,
+                                              LoadPadded &&load_padded) const {
+        const long long first = src.row0 + y;
+        if (reads == 2 && first >= 0 && first + N <= src.rows) {
+            const unsigned char *p = column + size_t(first) * src.pitch;
+#pragma unroll
+            for (int a = 0; a < N; ++a) in[a] = __ldg(reinterpret_cast<const uint2 *>(p + a * src.pitch));
+        } else {
+#pragma unroll
+            for (int a = 0; a < N; ++a) in[a] = load_padded(y + a);
+        }
+    }
+};
+
+template <int K, int N, bool P, class F>
+__device__ __forceinline__ void box_interior(F &f, const SourceRows &src, const Shape &sh, const Output &out,
+                                             int t, int y0, int y_end, long long groups, bool out_aligned) {
+    constexpr int R = K / 2;
+    const BoxLane bl(src, blockIdx.x, groups);
+    const bool active = bl.active;
+    const long long g = bl.g;
+    const int reads = bl.reads;
+    const unsigned char *column = bl.column;
+    auto load = [&](int y) { return bl.load(border_index(src.row0 + y, src.rows, sh.border), src.pitch); };
     // One output row: `in` the incoming padded row y + K - 1, `gone` padded row y, which leaves the window;
     // v holds the vertical sums of rows y .. y + K - 2 before and y + 1 .. y + K - 1 after.
     unsigned v[4] = {0u, 0u, 0u, 0u};
@@ -177,17 +210,7 @@ __device__ __forceinline__ void box_interior(F &f, const SourceRows &src, const 
             }
         };
         // The chunk's N incoming rows (padded rows y + K - 1 ..).
-        auto load_in = [&](uint2(&in)[N], int yc) {
-            const long long first = src.row0 + yc + K - 1;
-            if (reads == 2 && first >= 0 && first + N <= src.rows) {
-                const unsigned char *p = column + size_t(first) * src.pitch;
-#pragma unroll
-                for (int a = 0; a < N; ++a) in[a] = __ldg(reinterpret_cast<const uint2 *>(p + a * src.pitch));
-            } else {
-#pragma unroll
-                for (int a = 0; a < N; ++a) in[a] = load(yc + a + K - 1);
-            }
-        };
+        auto load_in = [&](uint2(&in)[N], int yc) { bl.load_rows(in, src, yc + K - 1, load); };
         y = walk_chunks<N, P>(
             y, y_end, load_in,
             [&](const uint2(&in)[N], int yc) {

@@ -60,26 +60,10 @@ template <bool Cross, int N, bool P, class F>
 __device__ __forceinline__ void pair_interior(F &f, const SourceRows &src, const Output &out,
                                               const PairTaps &pt, const StripBorder &bd, int y0, int y_end,
                                               long long groups, bool out_aligned, long long bx) {
-    const int lane = threadIdx.x % 32;
-    const long long g = (bx * (kStripThreads / 32) + threadIdx.x / 32) * kBoxWarpGroups + lane;
-    const bool active = lane >= 1 && lane <= kBoxWarpGroups && g >= 1 && g <= groups;
-    // What a lane reads of a row: its 8 bytes, or past the last group only the 4 that the last group's
-    // window needs (8 (groups + 1) + 3 < width: rank1_groups), or nothing.
-    const int reads = g <= groups ? 2 : g == groups + 1 ? 1 : 0;
-    const unsigned char *column =
-        reinterpret_cast<const unsigned char *>(src.base) + kStripCols * (reads ? g : 0);
-    auto load = [&](int y) {
-        uint2 w = make_uint2(0u, 0u);
-        const long long r = bd.row(src.row0 + y, src.rows);
-        if (r >= 0 && reads) {
-            const unsigned char *p = column + size_t(r) * src.pitch;
-            if (reads == 2)
-                w = __ldg(reinterpret_cast<const uint2 *>(p));
-            else
-                w.x = __ldg(reinterpret_cast<const unsigned *>(p));
-        }
-        return w;
-    };
+    const BoxLane bl(src, bx, groups);
+    const bool active = bl.active;
+    const long long g = bl.g;
+    auto load = [&](int y) { return bl.load(bd.row(src.row0 + y, src.rows), src.pitch); };
     // A padded row as pairs: e (columns 0..7 in pairs from 0) and, where its column taps at -1 and +1 are
     // used, o (pairs from -1: o[k] = columns (2 k - 1, 2 k)), the outer columns from the neighbouring lanes.
     struct Row {
@@ -160,15 +144,7 @@ __device__ __forceinline__ void pair_interior(F &f, const SourceRows &src, const
     const uint2 w0 = load(y0), w1 = load(y0 + 1);
     Row top, ctr;
     auto load_in = [&](uint2(&in)[N], int yc) { // the chunk's N incoming rows (padded rows yc + 2 ..)
-        const long long first = src.row0 + yc + 2;
-        if (reads == 2 && first >= 0 && first + N <= src.rows) {
-            const unsigned char *p = column + size_t(first) * src.pitch;
-#pragma unroll
-            for (int a = 0; a < N; ++a) in[a] = __ldg(reinterpret_cast<const uint2 *>(p + a * src.pitch));
-        } else {
-#pragma unroll
-            for (int a = 0; a < N; ++a) in[a] = load(yc + 2 + a);
-        }
+        bl.load_rows(in, src, yc + 2, load);
     };
     int y = walk_chunks<N, P>(
         y0, y_end, load_in,
