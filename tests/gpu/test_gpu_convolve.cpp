@@ -1164,8 +1164,7 @@ int main() {
     gpu::require_device();
     gpu::Contexts ctxs;
     // GPK_TEST_ONLY=name,name runs only the named groups (sanitizer runs pick the kernels they look at).
-    const char *only = std::getenv("GPK_TEST_ONLY");
-    auto wanted = [&](const char *name) { return !only || std::strstr(only, name) != nullptr; };
+    using gpu::wanted;
     if (wanted("laplacian")) test_laplacian_by_hand(ctxs);
     if (wanted("kernels")) test_kernels(ctxs);
     if (wanted("strip")) test_strip_kernel(ctxs);

@@ -161,14 +161,7 @@ void run_case(gpu::Contexts &ctxs, const Case &c, uint64_t seed, bool all_memory
     }
 }
 
-void test_layouts(gpu::Contexts &ctxs) {
-    size_t s = gpu::quick() ? 1 : 4;
-    // u8 images: the common 256 bins (random and all-black), fewer bins, more bins, general bins.
-    run_case(ctxs, {GPK_U8, 250 * s, 170 * s, 1, 0, 256, 0, 256, 0, Case::random}, 1);
-    run_case(ctxs, {GPK_U8, 512 * s, 256 * s, 1, 0, 256, 0, 256, 0, Case::all_equal}, 2);
-    run_case(ctxs, {GPK_U8, 301, 77, 3, 5, 100, 0, 100, 0, Case::random}, 3);
-    run_case(ctxs, {GPK_U8, 129, 65, 2, 0, 300, 0, 300, 0, Case::random}, 4);
-    run_case(ctxs, {GPK_U8, 333, 41, 4, 3, 7, 3.5, 200.25, 0, Case::random}, 5);
+void test_wide_bins(gpu::Contexts &ctxs) {
     // u16: direct 65536 bins need more than a block's shared memory (two windows of it, one launch each); on
     // 4 channels more than two windows or a cluster (global atomics).
     run_case(ctxs, {GPK_U16, 1031, 37, 1, 6, 65536, 0, 65536, 0, Case::random}, 6);
@@ -186,10 +179,25 @@ void test_layouts(gpu::Contexts &ctxs) {
         run_case(ctxs, {GPK_U16, 40000, 1, 2, 0, 40000, 0, 40000, 0, Case::random}, 72);
     }
     unsetenv("GPK_TEST_HIST_CLUSTER");
-    // u32: the lab (1024 bins saturating at 255, 3984 of 4096 values per row), and 2^20 bins (global tier).
-    run_case(ctxs, {GPK_U32, 3984, 100 * s, 1, 112 * 4, 1024, 0, 1024, 255, Case::lab}, 8);
+    // u32: 2^20 bins (the global tier).
     run_case(ctxs, {GPK_U32, 4096, 64, 1, 0, size_t(1) << 20, 0, double(1 << 20), 0, Case::random}, 9);
     run_case(ctxs, {GPK_U32, 4096, 64, 2, 8, size_t(1) << 20, 0, double(1 << 20), 0, Case::all_equal}, 10);
+}
+
+// Groups (GPK_TEST_ONLY): "layouts" (the shared tier's cases), "wide_bins" (more slots than a block's
+// shared memory: windows, clusters and the global tier), the others one function each.
+void test_layouts(gpu::Contexts &ctxs) {
+    size_t s = gpu::quick() ? 1 : 4;
+    if (gpu::wanted("wide_bins")) test_wide_bins(ctxs);
+    if (!gpu::wanted("layouts")) return;
+    // u8 images: the common 256 bins (random and all-black), fewer bins, more bins, general bins.
+    run_case(ctxs, {GPK_U8, 250 * s, 170 * s, 1, 0, 256, 0, 256, 0, Case::random}, 1);
+    run_case(ctxs, {GPK_U8, 512 * s, 256 * s, 1, 0, 256, 0, 256, 0, Case::all_equal}, 2);
+    run_case(ctxs, {GPK_U8, 301, 77, 3, 5, 100, 0, 100, 0, Case::random}, 3);
+    run_case(ctxs, {GPK_U8, 129, 65, 2, 0, 300, 0, 300, 0, Case::random}, 4);
+    run_case(ctxs, {GPK_U8, 333, 41, 4, 3, 7, 3.5, 200.25, 0, Case::random}, 5);
+    // u32: the lab (1024 bins saturating at 255, 3984 of 4096 values per row).
+    run_case(ctxs, {GPK_U32, 3984, 100 * s, 1, 112 * 4, 1024, 0, 1024, 255, Case::lab}, 8);
     // i32 with negatives (uncounted in direct bins), general bins with a negative lower edge.
     run_case(ctxs, {GPK_I32, 517, 33, 1, 4, 100, 0, 100, 0, Case::random}, 11);
     run_case(ctxs, {GPK_I32, 517, 33, 3, 0, 10, -50, 50, 7, Case::random}, 12);
@@ -293,10 +301,10 @@ void test_beyond_2_32(gpu::Contexts &ctxs) {
 int main() {
     gpu::require_device();
     gpu::Contexts ctxs;
-    test_layouts(ctxs);
-    test_misaligned(ctxs);
-    test_beyond_device_memory(ctxs);
-    test_stream_switch(ctxs);
-    if (gpu::large()) test_beyond_2_32(ctxs);
+    test_layouts(ctxs); // groups "layouts" and "wide_bins"
+    if (gpu::wanted("misaligned")) test_misaligned(ctxs);
+    if (gpu::wanted("beyond_device")) test_beyond_device_memory(ctxs);
+    if (gpu::wanted("stream_switch")) test_stream_switch(ctxs);
+    if (gpu::large() && gpu::wanted("beyond_2_32")) test_beyond_2_32(ctxs);
     return check::finish("test_gpu_histogram");
 }

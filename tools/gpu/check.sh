@@ -8,12 +8,13 @@
 #   mpi      tests/mpi/test_mpi_gpu on 2 ranks sharing the GPU, and bench_mpi_heat 16384^2 on 1, 2 and 4 ranks
 #            (BENCH_RANKS), runs of 1000 and 2000 iterations (BENCH_ITER)
 #   pybench  bench/bench_python.py: gpk from Python beside cupyx.scipy.ndimage and cupy.bincount/histogram
-#   sanitize compute-sanitizer memcheck, racecheck, initcheck and synccheck on every GPU test program in its
-#            small mode (GPK_TEST_SMALL=1 GPK_TEST_QUICK=1; SANITIZE_TESTS="test_gpu_heat ..." picks them;
-#            memcheck with --leak-check full, the tests' own free-memory comparison off), as time allows
+#   sanitize compute-sanitizer memcheck, racecheck, initcheck and synccheck on every group of every GPU test
+#            program in its small mode, one process each, 8 at a time (tools/gpu/sanitize_groups.sh;
+#            SANITIZE_TESTS="test_gpu_heat ..." picks the programs), as time allows
 # Stages are cut to the time left (BUDGET seconds, default 560); logs under $OUT; a summary at the end.
 # STAGES="build gpu others mpi sanitize" picks stages (a warm machine keeps build-check/ between calls).
 set -u -o pipefail
+shopt -s lastpipe # "... | while read -r l; do row ...; done" adds its rows to this shell's ROWS
 OUT=${OUT:-check-logs}
 mkdir -p "$OUT"
 export PATH=/opt/torch/.venv/bin:/usr/local/cuda/bin:$PATH
@@ -81,14 +82,15 @@ if want pybench; then
     grep -E 'x$|^gpk |^case|largest' "$OUT/pybench.log" | while read -r l; do row "  $l" ""; done
 fi
 if want sanitize; then
-    for t in ${SANITIZE_TESTS:-$(ls $B/tests/gpu/ | grep -E '^test_gpu_[a-z_]+$')}; do
-        for tool in memcheck initcheck synccheck racecheck; do
-            extra=
-            [ $tool = memcheck ] && extra="--leak-check full"
-            GPK_TEST_SMALL=1 GPK_TEST_QUICK=1 GPK_TEST_NO_LEAK_CHECK=1 run "$tool $t" 150 sanitize.log \
-                compute-sanitizer --tool $tool $extra --error-exitcode 3 $B/tests/gpu/$t
-        done
-    done
+    # One process per tool, test and group, 8 at a time (tools/gpu/sanitize_groups.sh), in the time left.
+    l=$(left)
+    if [ "$l" -gt 30 ]; then
+        B=$B OUT=$OUT BUDGET=$l bash tools/gpu/sanitize_groups.sh ${SANITIZE_TESTS:-} >"$OUT/sanitize.log" 2>&1
+        row "compute-sanitizer by group" "exit $? ($(grep -cE ' (0|77) +[0-9]+ ' "$OUT/sanitize.log") clean)"
+        grep -vE ' (0|77) +[0-9]+ |^tool |^== ' "$OUT/sanitize.log" | while read -r l; do row "  $l" ""; done
+    else
+        row "compute-sanitizer by group" "skipped (no time left)"
+    fi
 fi
 echo
 echo "== summary ($(($(date +%s) - START)) s)"
