@@ -20,10 +20,20 @@ BUDGET=${BUDGET:-560}
 START=$(date +%s)
 mkdir -p "$OUT/sanitize"
 export PATH=/usr/local/cuda/bin:$PATH
-for d in shared/data ../shared/data; do [ -f $d/pat1_100x150.pgm ] && export GPK_TEST_DATA=$(cd $d && pwd) && break; done
+for d in shared/data ../shared/data; do
+    if [ -f $d/pat1_100x150.pgm ]; then
+        GPK_TEST_DATA=$(cd $d && pwd)
+        export GPK_TEST_DATA
+        break
+    fi
+done
 
 tests=("$@")
-[ ${#tests[@]} -eq 0 ] && mapfile -t tests < <(ls "$B/tests/gpu/" | grep -E '^test_gpu_[a-z_]+$')
+if [ ${#tests[@]} -eq 0 ]; then
+    for f in "$B"/tests/gpu/test_gpu_*; do
+        [[ -x $f && ! -d $f && $(basename "$f") =~ ^test_gpu_[a-z_]+$ ]] && tests+=("$(basename "$f")")
+    done
+fi
 
 # The groups of a test: wanted("name") in its source, or "all" (no GPK_TEST_ONLY) where it has none.
 groups_of() {
@@ -33,19 +43,23 @@ groups_of() {
 }
 
 # One process: tool $1, test $2, group $3; its log, then a line "tool test group status seconds" in .row.
+# (Run by xargs through bash -c.)
+# shellcheck disable=SC2317
 one() {
     local tool=$1 test=$2 group=$3 log="$OUT/sanitize/$1-$2-$3.log"
-    local left=$((BUDGET - ($(date +%s) - START))) limit=$LIMIT extra= only=
+    local left=$((BUDGET - ($(date +%s) - START))) limit=$LIMIT only=''
     [ "$left" -lt "$limit" ] && limit=$left
     if [ "$limit" -lt 20 ]; then
         echo "$tool $test $group skipped 0" >"$log.row"
         return
     fi
-    [ "$tool" = memcheck ] && extra="--leak-check full"
+    local extra=()
+    [ "$tool" = memcheck ] && extra=(--leak-check full)
     [ "$group" != all ] && only=$group
-    local t0=$(date +%s)
+    local t0
+    t0=$(date +%s)
     env GPK_TEST_SMALL=1 GPK_TEST_QUICK=1 GPK_TEST_NO_LEAK_CHECK=1 ${only:+GPK_TEST_ONLY=$only} \
-        timeout -k 5 "$limit" compute-sanitizer --tool "$tool" $extra --error-exitcode 3 "$B/tests/gpu/$test" \
+        timeout -k 5 "$limit" compute-sanitizer --tool "$tool" "${extra[@]}" --error-exitcode 3 "$B/tests/gpu/$test" \
         >"$log" 2>&1
     echo "$tool $test $group $? $(($(date +%s) - t0))" >"$log.row"
 }
@@ -53,6 +67,7 @@ export -f one
 export B OUT LIMIT BUDGET START
 
 rm -f "$OUT"/sanitize/*.row
+# shellcheck disable=SC2016 # the single-quoted command is expanded by the bash that xargs starts
 for tool in $TOOLS; do
     for t in "${tests[@]}"; do
         for g in $(groups_of "$t"); do echo "$tool $t $g"; done
