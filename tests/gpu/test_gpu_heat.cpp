@@ -8,6 +8,7 @@
 // placements, memory_kinds, determinism, invalid, out_of_memory, checkpoints, statistics, pat1).
 #include "check.hpp"
 #include "gpk.h"
+#include "gpu_common.hpp"
 #include "heat_resume.hpp"
 #include "heat_statistics.hpp"
 
@@ -752,8 +753,7 @@ int main() {
     gpk_context *cpu = make_context(GPK_BACKEND_CPU), *gpu = make_context(GPK_BACKEND_CUDA);
     if (!cpu || !gpu) return check::finish("test_gpu_heat");
     // GPK_TEST_ONLY=name,name runs only the named groups (sanitizer runs split the test over processes).
-    const char *only = std::getenv("GPK_TEST_ONLY");
-    auto wanted = [&](const char *name) { return !only || std::strstr(only, name) != nullptr; };
+    using ::gpu::wanted; // the namespace of gpu_common.hpp, not the context `gpu` above
     if (wanted("kernels")) test_kernels(cpu, gpu);
     if (wanted("awkward")) test_awkward_sizes(cpu, gpu);
     if (wanted("convergence")) test_convergence(cpu, gpu);
