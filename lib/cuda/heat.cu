@@ -215,8 +215,8 @@ void HeatRun::allocate() {
     const size_t cond_bytes = cond_on_device_ ? 0 : N * M * sizeof(double);
     const char *knob = std::getenv("GPK_TEST_DEVICE_MEMORY_LIMIT");
     if (knob && !*knob) knob = nullptr;
-    const bool grows = grid_bytes > hb.grids.capacity() || cond_bytes > hb.cond.capacity() ||
-                       layout_.bytes > hb.work.capacity();
+    const bool new_work = layout_.bytes > hb.work.capacity(); // grow() allocates it anew below
+    const bool grows = grid_bytes > hb.grids.capacity() || cond_bytes > hb.cond.capacity() || new_work;
     if (grows || knob) {
         const size_t need = grid_bytes + cond_bytes + layout_.bytes + (1 << 16);
         size_t usable = usable_device_memory(hb.held(), knob);
@@ -241,13 +241,12 @@ void HeatRun::allocate() {
     views_.v[heat::kInitial] = {const_cast<double *>(job_.tinit), (long long)M, 1, NN};
     views_.v[heat::kFinal] = {job_.tfinal, (long long)M, 1, NN};
     cond_ = cond_on_device_ ? job_.conductivity : static_cast<double *>(ctx_.grow(hb.cond, cond_bytes));
-    const size_t work_had = hb.work.capacity();
     work_ = static_cast<char *>(ctx_.grow(hb.work, layout_.bytes));
     // A new work area's maxdiff log is zeroed once: a batch's read-back copies its whole range of the log,
     // and passes after a bad input or after convergence write none of it (finish_pass), so that copy would
     // read bytes never written (compute-sanitizer initcheck on a context's first run); the host never uses
     // those entries.
-    if (hb.work.capacity() != work_had)
+    if (new_work)
         check(cudaMemsetAsync(work_ + WorkLayout::log, 0, kLogCapacity * sizeof(double), stream_),
               "cudaMemsetAsync (maxdiff log)");
     host_ = ctx_.grow(hb.host, kHostRowStats + 3 * N * sizeof(double));

@@ -184,12 +184,9 @@ void test_wide_bins(gpu::Contexts &ctxs) {
     run_case(ctxs, {GPK_U32, 4096, 64, 2, 8, size_t(1) << 20, 0, double(1 << 20), 0, Case::all_equal}, 10);
 }
 
-// Groups (GPK_TEST_ONLY): "layouts" (the shared tier's cases), "wide_bins" (more slots than a block's
-// shared memory: windows, clusters and the global tier), the others one function each.
+// The shared tier's cases (wide_bins has those with more slots than a block's shared memory).
 void test_layouts(gpu::Contexts &ctxs) {
     size_t s = gpu::quick() ? 1 : 4;
-    if (gpu::wanted("wide_bins")) test_wide_bins(ctxs);
-    if (!gpu::wanted("layouts")) return;
     // u8 images: the common 256 bins (random and all-black), fewer bins, more bins, general bins.
     run_case(ctxs, {GPK_U8, 250 * s, 170 * s, 1, 0, 256, 0, 256, 0, Case::random}, 1);
     run_case(ctxs, {GPK_U8, 512 * s, 256 * s, 1, 0, 256, 0, 256, 0, Case::all_equal}, 2);
@@ -301,7 +298,9 @@ void test_beyond_2_32(gpu::Contexts &ctxs) {
 int main() {
     gpu::require_device();
     gpu::Contexts ctxs;
-    test_layouts(ctxs); // groups "layouts" and "wide_bins"
+    // Groups (GPK_TEST_ONLY), one function each.
+    if (gpu::wanted("wide_bins")) test_wide_bins(ctxs);
+    if (gpu::wanted("layouts")) test_layouts(ctxs);
     if (gpu::wanted("misaligned")) test_misaligned(ctxs);
     if (gpu::wanted("beyond_device")) test_beyond_device_memory(ctxs);
     if (gpu::wanted("stream_switch")) test_stream_switch(ctxs);
