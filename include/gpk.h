@@ -14,7 +14,11 @@
  *     happen without a context (gpk_context_create, the filter constructors, device queries) leave their
  *     message in a thread-local slot read with gpk_context_last_error(NULL). Messages are never NULL.
  *   - Parameter structs begin with `struct_size` and only ever grow at the end. Initialise them with
- *     their init function (or the _INIT macro in C), then set the fields you need.
+ *     their init function (or the _INIT macro in C), then set the fields you need. The init functions
+ *     are macros over their _sized forms that pass sizeof the caller's struct, so a program built
+ *     against an older gpk.h gets, and is read in, the layout it was compiled with; bindings call the
+ *     _sized forms with their own struct sizes. A struct_size that is no layout of the struct (older
+ *     than gpk's first release, or newer than this library) is GPK_ERR_INVALID_ARGUMENT.
  *   - Buffers belong to the caller: gpk reads and writes them only during the call that receives them
  *     (or, with a caller stream on the CUDA backend, until that stream reaches the work; see
  *     gpk_context_options.stream) and never keeps a pointer to them afterwards.
@@ -56,7 +60,7 @@ extern "C" {
 /* ---------------------------------------------------------------------------------------------- */
 
 #define GPK_VERSION_MAJOR 0
-#define GPK_VERSION_MINOR 1
+#define GPK_VERSION_MINOR 2
 #define GPK_VERSION_PATCH 0
 /** The version as one number, MAJOR*10000 + MINOR*100 + PATCH. */
 #define GPK_VERSION_NUMBER (GPK_VERSION_MAJOR * 10000 + GPK_VERSION_MINOR * 100 + GPK_VERSION_PATCH)
@@ -139,7 +143,8 @@ typedef struct gpk_device_info {
  *  count is NULL. Thread-safe. */
 GPK_API gpk_status gpk_device_count(int *count);
 
-/** Fills *info for device `index` (0-based). Set info->struct_size = sizeof(gpk_device_info) first.
+/** Fills *info for device `index` (0-based), up to info->struct_size bytes: set it to
+ *  sizeof(gpk_device_info) first.
  *  Returns GPK_OK, GPK_ERR_NO_DEVICE (no usable GPU), GPK_ERR_INVALID_ARGUMENT (NULL info, wrong
  *  struct_size, index out of range) or GPK_ERR_DEVICE. Thread-safe. */
 GPK_API gpk_status gpk_device_get_info(gpk_device_info *info, int index);
@@ -169,8 +174,14 @@ typedef struct gpk_context_options {
 #define GPK_CONTEXT_OPTIONS_INIT                                                                             \
     { sizeof(gpk_context_options), GPK_BACKEND_AUTO, 0, NULL, 0 }
 
-/** Sets *opts to the defaults. Returns GPK_OK, or GPK_ERR_INVALID_ARGUMENT if opts is NULL. */
+/** Sets *opts to the defaults, writing exactly `struct_size` bytes (sizeof the caller's
+ *  gpk_context_options; the gpk_context_options_init macro passes it). Returns GPK_OK, or
+ *  GPK_ERR_INVALID_ARGUMENT if opts is NULL or struct_size is no layout of the struct. Thread-safe. */
+GPK_API gpk_status gpk_context_options_init_sized(gpk_context_options *opts, size_t struct_size);
+
+/** gpk 0.1's entry point, for programs built against that header: the layout of gpk 0.1. */
 GPK_API gpk_status gpk_context_options_init(gpk_context_options *opts);
+#define gpk_context_options_init(opts) gpk_context_options_init_sized((opts), sizeof *(opts))
 
 /** Creates a context in *out. `opts` may be NULL for the defaults.
  *  Returns GPK_OK; GPK_ERR_INVALID_ARGUMENT (NULL out, wrong struct_size, unknown backend, bad
@@ -277,8 +288,15 @@ typedef struct gpk_heat_params {
 #define GPK_HEAT_PARAMS_INIT                                                                                 \
     { sizeof(gpk_heat_params), 0, 0, 1, 0.0, 0, NULL, NULL, 0, NULL, 0, NULL, NULL, 0 }
 
-/** Sets *params to the defaults. Returns GPK_OK, or GPK_ERR_INVALID_ARGUMENT if params is NULL. */
+/** Sets *params to the defaults, writing exactly `struct_size` bytes (sizeof the caller's
+ *  gpk_heat_params; the gpk_heat_params_init macro passes it). Returns GPK_OK, or
+ *  GPK_ERR_INVALID_ARGUMENT if params is NULL or struct_size is no layout of the struct. Thread-safe. */
+GPK_API gpk_status gpk_heat_params_init_sized(gpk_heat_params *params, size_t struct_size);
+
+/** gpk 0.1's entry point, for programs built against that header: writes gpk 0.1's layout (the fields
+ *  up to user_data) and nothing past it. */
 GPK_API gpk_status gpk_heat_params_init(gpk_heat_params *params);
+#define gpk_heat_params_init(params) gpk_heat_params_init_sized((params), sizeof *(params))
 
 /** Runs the heat-dissipation simulation of SPEC §1 on an N×M cylinder.
  *
@@ -330,8 +348,14 @@ typedef struct gpk_histogram_params {
 #define GPK_HISTOGRAM_PARAMS_INIT                                                                            \
     { sizeof(gpk_histogram_params), GPK_U8, 0, 1, 1, 0, 256, 0.0, 256.0, 0 }
 
-/** Sets *params to the defaults. Returns GPK_OK, or GPK_ERR_INVALID_ARGUMENT if params is NULL. */
+/** Sets *params to the defaults, writing exactly `struct_size` bytes (sizeof the caller's
+ *  gpk_histogram_params; the gpk_histogram_params_init macro passes it). Returns GPK_OK, or
+ *  GPK_ERR_INVALID_ARGUMENT if params is NULL or struct_size is no layout of the struct. Thread-safe. */
+GPK_API gpk_status gpk_histogram_params_init_sized(gpk_histogram_params *params, size_t struct_size);
+
+/** gpk 0.1's entry point, for programs built against that header: the layout of gpk 0.1. */
 GPK_API gpk_status gpk_histogram_params_init(gpk_histogram_params *params);
+#define gpk_histogram_params_init(params) gpk_histogram_params_init_sized((params), sizeof *(params))
 
 /** Counts the samples of a 2D array into `bins` equal bins over [lower, upper) per channel.
  *
@@ -395,7 +419,8 @@ typedef struct gpk_filter_info {
     int integer_taps;   /**< 1 if every tap is an integer (the exact integer path applies) */
 } gpk_filter_info;
 
-/** Fills *info (set info->struct_size first). Returns GPK_OK or GPK_ERR_INVALID_ARGUMENT. */
+/** Fills *info up to info->struct_size bytes (set it to sizeof(gpk_filter_info) first). Returns GPK_OK
+ *  or GPK_ERR_INVALID_ARGUMENT. */
 GPK_API gpk_status gpk_filter_get_info(gpk_filter_info *info, const gpk_filter *filter);
 
 /** Copies the taps: for a 2D filter kh*kw taps into `taps` (row-major); for a separable one the row
@@ -437,10 +462,18 @@ typedef struct gpk_image {
     size_t stride;      /**< row pitch in bytes, a multiple of the sample size; 0 = packed */
 } gpk_image;
 
-/** Sets *image to a packed image of the given shape. Returns GPK_OK or GPK_ERR_INVALID_ARGUMENT
- *  (NULL image). The values themselves are checked when the image is used. */
+/** Sets *image to a packed image of the given shape, writing exactly `struct_size` bytes (sizeof the
+ *  caller's gpk_image; the gpk_image_init macro passes it). Returns GPK_OK or GPK_ERR_INVALID_ARGUMENT
+ *  (NULL image, struct_size no layout of the struct). The values themselves are checked when the image
+ *  is used. Thread-safe. */
+GPK_API gpk_status gpk_image_init_sized(gpk_image *image, size_t struct_size, gpk_dtype dtype, size_t width,
+                                        size_t height, unsigned channels);
+
+/** gpk 0.1's entry point, for programs built against that header: the layout of gpk 0.1. */
 GPK_API gpk_status gpk_image_init(gpk_image *image, gpk_dtype dtype, size_t width, size_t height,
                                   unsigned channels);
+#define gpk_image_init(image, dtype, width, height, channels)                                                \
+    gpk_image_init_sized((image), sizeof *(image), (dtype), (width), (height), (channels))
 
 /** Parameters of gpk_convolve. */
 typedef struct gpk_convolve_params {
@@ -454,8 +487,14 @@ typedef struct gpk_convolve_params {
 #define GPK_CONVOLVE_PARAMS_INIT                                                                             \
     { sizeof(gpk_convolve_params), NULL, GPK_BORDER_CLAMP, GPK_NORMALIZE_NONE, GPK_ACCUMULATE_AUTO }
 
-/** Sets *params to the defaults. Returns GPK_OK, or GPK_ERR_INVALID_ARGUMENT if params is NULL. */
+/** Sets *params to the defaults, writing exactly `struct_size` bytes (sizeof the caller's
+ *  gpk_convolve_params; the gpk_convolve_params_init macro passes it). Returns GPK_OK, or
+ *  GPK_ERR_INVALID_ARGUMENT if params is NULL or struct_size is no layout of the struct. Thread-safe. */
+GPK_API gpk_status gpk_convolve_params_init_sized(gpk_convolve_params *params, size_t struct_size);
+
+/** gpk 0.1's entry point, for programs built against that header: the layout of gpk 0.1. */
 GPK_API gpk_status gpk_convolve_params_init(gpk_convolve_params *params);
+#define gpk_convolve_params_init(params) gpk_convolve_params_init_sized((params), sizeof *(params))
 
 /** Correlates `in` with the filter: out(y,x) = sum_{a,b} in(y+a-kh/2, x+b-kw/2) * f[a][b] per
  *  channel, with the border rule for pixels outside; a separable filter runs the row pass, then the

@@ -3,6 +3,7 @@
 #include "gpk.h"
 #include "gpk_internal.h"
 
+#include "engine/abi.hpp"
 #include "engine/arguments.hpp"
 #include "engine/context.hpp"
 #include "engine/cuda_api.hpp"
@@ -23,7 +24,6 @@
 #include <algorithm>
 #include <memory>
 
-using gpk::check_struct_size;
 using gpk::format_value;
 using gpk::invalid;
 using gpk::require;
@@ -288,9 +288,9 @@ bool ranges_overlap(const void *a, size_t a_len, const void *b, size_t b_len) {
     return pa < pb + b_len && pb < pa + a_len;
 }
 
-gpk::ImageDesc check_image(const gpk_image *img, const char *name) {
-    require(img, name);
-    check_struct_size(img, name);
+gpk::ImageDesc check_image(const gpk_image *caller, const char *name) {
+    const gpk_image image = gpk::abi::read(caller, name);
+    const gpk_image *img = &image;
     if (!known_dtype(img->dtype))
         invalid(std::string(name) + "->dtype is " + std::to_string(int(raw(img->dtype))) +
                 "; not a gpk_dtype");
@@ -311,10 +311,10 @@ size_t image_bytes(const gpk::ImageDesc &d) {
 }
 
 // The checked job of gpk_convolve (and of gpk_internal_convolve).
-gpk::ConvolveJob convolve_job(const gpk_convolve_params *params, const gpk_image *in, const void *in_data,
+gpk::ConvolveJob convolve_job(const gpk_convolve_params *caller, const gpk_image *in, const void *in_data,
                               const gpk_image *out, void *out_data) {
-    require(params, "params");
-    check_struct_size(params, "params");
+    const gpk_convolve_params p = gpk::abi::read(caller, "params");
+    const gpk_convolve_params *params = &p;
     require(params->filter, "params->filter");
     require(in_data, "in_data");
     require(out_data, "out_data");
@@ -353,6 +353,12 @@ gpk::ConvolveJob convolve_job(const gpk_convolve_params *params, const gpk_image
         params->accumulate == GPK_ACCUMULATE_F64 ||
         (params->accumulate == GPK_ACCUMULATE_AUTO && (job.in.dtype == GPK_F64 || job.out.dtype == GPK_F64));
     return job;
+}
+
+// The init functions: the _sized forms write the caller's layout; the plain symbols, which only programs
+// built against gpk 0.1's header reach (gpk.h maps the names onto the _sized forms), write 0.1's layout.
+template <class S> gpk_status init_struct(S *caller, size_t size, const char *name) {
+    return guarded(t_last_error, [&] { gpk::abi::init(caller, size, name); });
 }
 
 } // namespace
@@ -446,22 +452,24 @@ GPK_API gpk_status gpk_device_count(int *count) {
 
 GPK_API gpk_status gpk_device_get_info(gpk_device_info *info, int index) {
     return guarded(t_last_error, [&] {
-        require(info, "info");
-        check_struct_size(info, "info");
+        const size_t size = gpk::abi::caller_size(info, "info");
         std::string why;
         int n = gpk::cuda::device_count(&why);
         if (n == 0) gpk::fail(GPK_ERR_NO_DEVICE, why);
         if (index < 0 || index >= n)
             invalid("index is " + std::to_string(index) + "; " + std::to_string(n) + " CUDA device(s) exist");
-        gpk::cuda::device_info(index, info);
+        gpk_device_info full = gpk::abi::Layout<gpk_device_info>::defaults();
+        gpk::cuda::device_info(index, &full);
+        gpk::abi::write(info, full, size);
     });
 }
 
-GPK_API gpk_status gpk_context_options_init(gpk_context_options *opts) {
-    return guarded(t_last_error, [&] {
-        require(opts, "opts");
-        *opts = gpk_context_options GPK_CONTEXT_OPTIONS_INIT;
-    });
+GPK_API gpk_status gpk_context_options_init_sized(gpk_context_options *opts, size_t struct_size) {
+    return init_struct(opts, struct_size, "opts");
+}
+
+GPK_API gpk_status(gpk_context_options_init)(gpk_context_options *opts) {
+    return init_struct(opts, gpk::abi::first_size<gpk_context_options>(), "opts");
 }
 
 GPK_API gpk_status gpk_context_create(gpk_context **out, const gpk_context_options *opts) {
@@ -469,10 +477,7 @@ GPK_API gpk_status gpk_context_create(gpk_context **out, const gpk_context_optio
         require(out, "out");
         *out = nullptr;
         gpk_context_options o = GPK_CONTEXT_OPTIONS_INIT;
-        if (opts) {
-            check_struct_size(opts, "opts");
-            o = *opts;
-        }
+        if (opts) o = gpk::abi::read(opts, "opts");
         if (raw(o.backend) > unsigned(GPK_BACKEND_CUDA))
             invalid("opts->backend is " + std::to_string(int(raw(o.backend))) +
                     "; expected auto (0), cpu (1) or cuda (2)");
@@ -510,28 +515,19 @@ GPK_API gpk_status gpk_context_synchronize(gpk_context *ctx) {
     return with_context(ctx, [&] { ctx->backend->synchronize(); });
 }
 
-GPK_API gpk_status gpk_heat_params_init(gpk_heat_params *params) {
-    return guarded(t_last_error, [&] {
-        require(params, "params");
-        *params = gpk_heat_params GPK_HEAT_PARAMS_INIT;
-    });
+GPK_API gpk_status gpk_heat_params_init_sized(gpk_heat_params *params, size_t struct_size) {
+    return init_struct(params, struct_size, "params");
 }
 
-// The size of gpk_heat_params before it grew (gpk 0.1: up to user_data). Programs built against that
-// header keep working: the fields they do not have take their defaults.
-constexpr size_t kHeatParamsFirstSize = offsetof(gpk_heat_params, start_iteration);
+GPK_API gpk_status(gpk_heat_params_init)(gpk_heat_params *params) {
+    return init_struct(params, gpk::abi::first_size<gpk_heat_params>(), "params");
+}
 
-GPK_API gpk_status gpk_heat_run(gpk_context *ctx, const gpk_heat_params *params, const double *tinit,
+GPK_API gpk_status gpk_heat_run(gpk_context *ctx, const gpk_heat_params *caller, const double *tinit,
                                 const double *conductivity, double *tfinal, gpk_heat_report *final) {
-    gpk_heat_params grown GPK_HEAT_PARAMS_INIT;
     return with_context(ctx, [&] {
-        require(params, "params");
-        if (params->struct_size == kHeatParamsFirstSize) {
-            std::memcpy(&grown, params, kHeatParamsFirstSize); // reads no byte past the caller's struct
-            grown.struct_size = sizeof grown;
-            params = &grown;
-        }
-        check_struct_size(params, "params");
+        const gpk_heat_params p = gpk::abi::read(caller, "params");
+        const gpk_heat_params *params = &p;
         require(tinit, "tinit");
         require(conductivity, "conductivity");
         if (params->rows == 0) invalid("params->rows is 0; it must be at least 1");
@@ -572,21 +568,20 @@ GPK_API gpk_status gpk_heat_run(gpk_context *ctx, const gpk_heat_params *params,
     });
 }
 
-GPK_API gpk_status gpk_histogram_params_init(gpk_histogram_params *params) {
-    return guarded(t_last_error, [&] {
-        require(params, "params");
-        *params = gpk_histogram_params GPK_HISTOGRAM_PARAMS_INIT;
-    });
+GPK_API gpk_status gpk_histogram_params_init_sized(gpk_histogram_params *params, size_t struct_size) {
+    return init_struct(params, struct_size, "params");
+}
+
+GPK_API gpk_status(gpk_histogram_params_init)(gpk_histogram_params *params) {
+    return init_struct(params, gpk::abi::first_size<gpk_histogram_params>(), "params");
 }
 
 GPK_API gpk_status gpk_histogram(gpk_context *ctx, const gpk_histogram_params *params, const void *data,
                                  uint64_t *hist, uint64_t *uncounted) {
     return with_context(ctx, [&] {
-        require(params, "params");
-        check_struct_size(params, "params");
+        const gpk_histogram_params p = gpk::abi::read(params, "params");
         require(data, "data");
         require(hist, "hist");
-        const auto &p = *params;
         if (!known_dtype(p.dtype))
             invalid("params->dtype is " + std::to_string(int(raw(p.dtype))) + "; not a gpk_dtype");
         gpk::HistogramJob job;
@@ -654,14 +649,15 @@ GPK_API void gpk_filter_destroy(gpk_filter *filter) {
 
 GPK_API gpk_status gpk_filter_get_info(gpk_filter_info *info, const gpk_filter *filter) {
     return guarded(t_last_error, [&] {
-        require(info, "info");
-        check_struct_size(info, "info");
+        const size_t size = gpk::abi::caller_size(info, "info");
         require(filter, "filter");
-        info->separable = filter->separable ? 1 : 0;
-        info->kh = size_t(filter->kh);
-        info->kw = size_t(filter->kw);
-        info->sum = filter->sum;
-        info->integer_taps = filter->integer_taps ? 1 : 0;
+        gpk_filter_info full = gpk::abi::Layout<gpk_filter_info>::defaults();
+        full.separable = filter->separable ? 1 : 0;
+        full.kh = size_t(filter->kh);
+        full.kw = size_t(filter->kw);
+        full.sum = filter->sum;
+        full.integer_taps = filter->integer_taps ? 1 : 0;
+        gpk::abi::write(info, full, size);
     });
 }
 
@@ -682,24 +678,31 @@ GPK_API gpk_status gpk_filter_get_taps(double *taps, size_t capacity, const gpk_
     });
 }
 
-GPK_API gpk_status gpk_image_init(gpk_image *image, gpk_dtype dtype, size_t width, size_t height,
-                                  unsigned channels) {
+GPK_API gpk_status gpk_image_init_sized(gpk_image *image, size_t struct_size, gpk_dtype dtype, size_t width,
+                                        size_t height, unsigned channels) {
     return guarded(t_last_error, [&] {
         require(image, "image");
-        image->struct_size = sizeof(gpk_image);
-        image->dtype = dtype;
-        image->width = width;
-        image->height = height;
-        image->channels = channels;
-        image->stride = 0;
+        gpk::abi::check_size<gpk_image>(struct_size, "struct_size");
+        gpk_image v = gpk::abi::Layout<gpk_image>::defaults();
+        v.dtype = dtype;
+        v.width = width;
+        v.height = height;
+        v.channels = channels;
+        gpk::abi::write(image, v, struct_size);
     });
 }
 
-GPK_API gpk_status gpk_convolve_params_init(gpk_convolve_params *params) {
-    return guarded(t_last_error, [&] {
-        require(params, "params");
-        *params = gpk_convolve_params GPK_CONVOLVE_PARAMS_INIT;
-    });
+GPK_API gpk_status(gpk_image_init)(gpk_image *image, gpk_dtype dtype, size_t width, size_t height,
+                                   unsigned channels) {
+    return gpk_image_init_sized(image, gpk::abi::first_size<gpk_image>(), dtype, width, height, channels);
+}
+
+GPK_API gpk_status gpk_convolve_params_init_sized(gpk_convolve_params *params, size_t struct_size) {
+    return init_struct(params, struct_size, "params");
+}
+
+GPK_API gpk_status(gpk_convolve_params_init)(gpk_convolve_params *params) {
+    return init_struct(params, gpk::abi::first_size<gpk_convolve_params>(), "params");
 }
 
 GPK_API gpk_status gpk_convolve(gpk_context *ctx, const gpk_convolve_params *params, const gpk_image *in,

@@ -168,9 +168,10 @@ module gpk
             integer(c_int), value :: status
             type(c_ptr) :: s
         end function
-        function c_context_options_init(opts) bind(c, name='gpk_context_options_init') result(status)
-            import :: c_int, c_context_options
+        function c_context_options_init(opts, struct_size) bind(c, name='gpk_context_options_init_sized') result(status)
+            import :: c_int, c_size_t, c_context_options
             type(c_context_options), intent(out) :: opts
+            integer(c_size_t), value :: struct_size
             integer(c_int) :: status
         end function
         function c_context_create(out, opts) bind(c, name='gpk_context_create') result(status)
@@ -193,9 +194,10 @@ module gpk
             type(c_ptr), value :: ctx
             type(c_ptr) :: s
         end function
-        function c_heat_params_init(params) bind(c, name='gpk_heat_params_init') result(status)
-            import :: c_int, c_heat_params
+        function c_heat_params_init(params, struct_size) bind(c, name='gpk_heat_params_init_sized') result(status)
+            import :: c_int, c_size_t, c_heat_params
             type(c_heat_params), intent(out) :: params
+            integer(c_size_t), value :: struct_size
             integer(c_int) :: status
         end function
         function c_heat_run(ctx, params, tinit, conductivity, tfinal, final) bind(c, name='gpk_heat_run') &
@@ -208,9 +210,10 @@ module gpk
             type(gpk_heat_report), intent(inout), optional :: final
             integer(c_int) :: status
         end function
-        function c_histogram_params_init(params) bind(c, name='gpk_histogram_params_init') result(status)
-            import :: c_int, c_histogram_params
+        function c_histogram_params_init(params, struct_size) bind(c, name='gpk_histogram_params_init_sized') result(status)
+            import :: c_int, c_size_t, c_histogram_params
             type(c_histogram_params), intent(out) :: params
+            integer(c_size_t), value :: struct_size
             integer(c_int) :: status
         end function
         function c_histogram(ctx, params, data, hist, uncounted) bind(c, name='gpk_histogram') result(status)
@@ -259,9 +262,10 @@ module gpk
             type(c_ptr), value :: filter
             integer(c_int) :: status
         end function
-        function c_convolve_params_init(params) bind(c, name='gpk_convolve_params_init') result(status)
-            import :: c_int, c_convolve_params
+        function c_convolve_params_init(params, struct_size) bind(c, name='gpk_convolve_params_init_sized') result(status)
+            import :: c_int, c_size_t, c_convolve_params
             type(c_convolve_params), intent(out) :: params
+            integer(c_size_t), value :: struct_size
             integer(c_int) :: status
         end function
         function c_convolve(ctx, params, in, in_data, out, out_data) bind(c, name='gpk_convolve') result(status)
@@ -381,7 +385,7 @@ contains
 
         allocate (character(0) :: message)
         call self%destroy()
-        status = c_context_options_init(opts)
+        status = c_context_options_init(opts, c_sizeof(opts))
         if (present(backend)) opts%backend = int(backend, c_int)
         if (present(device)) opts%device = int(device, c_int)
         if (present(threads)) then
@@ -480,7 +484,7 @@ contains
         character(:), allocatable, intent(inout) :: message
         integer :: status
 
-        status = c_heat_params_init(params)
+        status = c_heat_params_init(params, c_sizeof(params))
         if (any(shape(conductivity) /= shape(tinit))) then
             status = invalid('conductivity has shape '//shape_str(shape(conductivity))//'; tinit has '// &
                              shape_str(shape(tinit)), message)
@@ -583,7 +587,7 @@ contains
         character(:), allocatable :: message
 
         allocate (character(0) :: message)
-        status = c_histogram_params_init(params)
+        status = c_histogram_params_init(params, c_sizeof(params))
         call locate_samples(data, unsigned, address, params%dtype)
         if (params%dtype == DTYPE_NONE) status = invalid('data must be integer(int8), integer(int16), '// &
                                                          'integer(int32), real(real32) or real(real64)', message)
@@ -734,7 +738,7 @@ contains
         if (status == GPK_OK) status = describe_image(input, channels, 'input', in_image, in_address, message)
         if (status == GPK_OK) status = describe_image(output, channels, 'output', out_image, out_address, message)
         if (status == GPK_OK) then
-            status = c_convolve_params_init(params)
+            status = c_convolve_params_init(params, c_sizeof(params))
             params%filter = filter%handle
             if (present(border)) params%border = int(border, c_int)
             if (present(normalize)) params%normalize = int(normalize, c_int)

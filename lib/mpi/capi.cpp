@@ -2,6 +2,7 @@
 // the one place where exceptions become statuses and messages in the rank's context.
 #include "gpk_mpi.h"
 
+#include "engine/abi.hpp"
 #include "engine/arguments.hpp"
 #include "gpk_internal.h"
 #include "mpi/blocks.hpp"
@@ -19,7 +20,6 @@
 #include <mpi-ext.h>
 #endif
 
-using gpk::check_struct_size;
 using gpk::invalid;
 using gpk::require;
 using namespace gpk::mpi;
@@ -38,14 +38,11 @@ uint64_t given(const void *p) {
 }
 
 // What one rank can check alone of gpk_mpi_heat_run's arguments.
-void check_heat_locally(gpk_context *ctx, const gpk_heat_params *params, size_t row_count,
-                        const double *tinit, const double *conductivity) {
+void check_heat_locally(gpk_context *ctx, const gpk_heat_params &p, size_t row_count, const double *tinit,
+                        const double *conductivity) {
     require(ctx, "ctx");
-    require(params, "params");
-    check_struct_size(params, "params");
     require(tinit, "tinit");
     require(conductivity, "conductivity");
-    const gpk_heat_params &p = *params;
     if (p.rows == 0) invalid("params->rows is 0; it must be at least 1");
     if (p.cols == 0) invalid("params->cols is 0; it must be at least 1");
     if (p.maxiter == 0) invalid("params->maxiter is 0; it must be at least 1");
@@ -75,8 +72,11 @@ gpk_status heat_run(gpk_context *ctx, MPI_Comm comm, const gpk_heat_params *para
                     gpk_heat_report *final) {
     return boundary(ctx, [&] {
         Team team(comm);
-        team.step([&] { check_heat_locally(ctx, params, row_count, tinit, conductivity); });
-        const gpk_heat_params &p = *params;
+        gpk_heat_params p;
+        team.step([&] {
+            p = gpk::abi::read(params, "params");
+            check_heat_locally(ctx, p, row_count, tinit, conductivity);
+        });
         team.check_same(
             {field("params->rows", uint64_t(p.rows)), field("params->cols", uint64_t(p.cols)),
              field("params->maxiter", uint64_t(p.maxiter)), field("params->threshold", p.threshold),
@@ -111,12 +111,9 @@ GPK_MPI_API gpk_status gpk_mpi_context_create(gpk_context **out, MPI_Comm comm,
         team.step([&] {
             require(out, "out");
             *out = nullptr;
-            if (opts) {
-                check_struct_size(opts, "opts");
-                o = *opts;
-            }
+            if (opts) o = gpk::abi::read(opts, "opts");
         });
-        if (!opts || opts->device == GPK_MPI_DEVICE_BY_RANK) {
+        if (o.device == GPK_MPI_DEVICE_BY_RANK || !opts) {
             MPI_Comm node;
             int local = 0, devices = 0;
             MPI_Comm_split_type(team.comm(), MPI_COMM_TYPE_SHARED, team.rank(), MPI_INFO_NULL, &node);

@@ -7,6 +7,7 @@
 // (gpk_internal_convolve's range callback).
 #include "mpi/convolve.hpp"
 
+#include "engine/abi.hpp"
 #include "engine/arguments.hpp"
 #include "gpk_internal.h"
 #include "mpi/blocks.hpp"
@@ -100,23 +101,25 @@ struct RowType {
 
 } // namespace
 
-void convolve(Team &team, gpk_context *ctx, const gpk_convolve_params *params, size_t height,
-              size_t row_begin, const gpk_image *in, const void *in_data, const gpk_image *out,
+void convolve(Team &team, gpk_context *ctx, const gpk_convolve_params *caller_params, size_t height,
+              size_t row_begin, const gpk_image *caller_in, const void *in_data, const gpk_image *caller_out,
               void *out_data) {
+    // The caller's structs in this library's layout (engine/abi.hpp).
+    gpk_convolve_params params_read{};
+    gpk_image in_read{}, out_read{};
+    const gpk_convolve_params *params = &params_read;
+    const gpk_image *in = &in_read, *out = &out_read;
     gpk_filter_info info;
     info.struct_size = sizeof info;
     std::vector<double> taps;
     team.step([&] {
         require(ctx, "ctx");
-        require(params, "params");
-        check_struct_size(params, "params");
+        params_read = gpk::abi::read(caller_params, "params");
         require(params->filter, "params->filter");
-        require(in, "in");
-        require(out, "out");
+        in_read = gpk::abi::read(caller_in, "in");
+        out_read = gpk::abi::read(caller_out, "out");
         require(in_data, "in_data");
         require(out_data, "out_data");
-        check_struct_size(in, "in");
-        check_struct_size(out, "out");
         if (in->height != out->height)
             invalid("in->height (" + std::to_string(in->height) + ") and out->height (" +
                     std::to_string(out->height) + ") differ; both are this rank's rows");

@@ -3,6 +3,7 @@
 // gpk_histogram clamps its exact counts.
 #include "mpi/histogram.hpp"
 
+#include "engine/abi.hpp"
 #include "engine/arguments.hpp"
 #include "gpk_mpi.h"
 
@@ -29,23 +30,22 @@ void sum_counts(Team &team, int root, uint64_t *values, size_t count) {
 
 } // namespace
 
-void histogram(Team &team, gpk_context *ctx, int root, const gpk_histogram_params *params, const void *data,
+void histogram(Team &team, gpk_context *ctx, int root, const gpk_histogram_params *caller, const void *data,
                uint64_t *hist, uint64_t *uncounted) {
     const bool receives = root == GPK_MPI_ALL_RANKS || root == team.rank();
+    gpk_histogram_params p{}; // the caller's, in this library's layout (engine/abi.hpp)
     team.step([&] {
         require(ctx, "ctx");
-        require(params, "params");
-        check_struct_size(params, "params");
+        p = gpk::abi::read(caller, "params");
         if (root != GPK_MPI_ALL_RANKS && (root < 0 || root >= team.size()))
             invalid("root is " + std::to_string(root) + "; expected a rank from 0 to " +
                     std::to_string(team.size() - 1) + " or GPK_MPI_ALL_RANKS");
         if (receives && !hist) invalid("hist is NULL on the rank that receives the counts");
-        if (params->channels < 1 || params->channels > 4)
-            invalid("params->channels is " + std::to_string(params->channels) + "; it must be 1, 2, 3 or 4");
-        if (params->bins == 0 || params->bins > (size_t(1) << 40))
-            invalid("params->bins is " + std::to_string(params->bins) + "; it must be in 1..2^40");
+        if (p.channels < 1 || p.channels > 4)
+            invalid("params->channels is " + std::to_string(p.channels) + "; it must be 1, 2, 3 or 4");
+        if (p.bins == 0 || p.bins > (size_t(1) << 40))
+            invalid("params->bins is " + std::to_string(p.bins) + "; it must be in 1..2^40");
     });
-    const gpk_histogram_params &p = *params;
     team.check_same({field("root", uint64_t(int64_t(root))), field("params->dtype", uint64_t(p.dtype)),
                      field("params->channels", uint64_t(p.channels)), field("params->bins", uint64_t(p.bins)),
                      field("params->lower", p.lower), field("params->upper", p.upper),

@@ -62,7 +62,9 @@ void test_context_misuse() {
     gpk_context_options_init(&o);
     o.device = -3;
     EXPECT_REJECTED(nullptr, gpk_context_create(&ctx, &o), GPK_ERR_INVALID_ARGUMENT, "-3");
-    EXPECT_REJECTED(nullptr, gpk_context_options_init(nullptr), GPK_ERR_INVALID_ARGUMENT, "opts");
+    EXPECT_REJECTED(nullptr, (gpk_context_options_init)(nullptr), GPK_ERR_INVALID_ARGUMENT, "opts");
+    EXPECT_REJECTED(nullptr, gpk_context_options_init_sized(nullptr, sizeof o), GPK_ERR_INVALID_ARGUMENT,
+                    "opts");
     gpk_context_destroy(nullptr); // a no-op
     CHECK(gpk_context_backend(nullptr) == GPK_BACKEND_AUTO);
     EXPECT_REJECTED(nullptr, gpk_context_synchronize(nullptr), GPK_ERR_INVALID_ARGUMENT, "ctx");
@@ -166,6 +168,70 @@ void test_heat_params_first_release(gpk_context *ctx) {
     CHECK(got.niter == want.niter && got.tavg == want.tavg && got.maxdiff == want.maxdiff);
     CHECK(std::memcmp(first.data(), now.data(), n * m * sizeof(double)) == 0);
     std::free(old);
+}
+
+// The init functions write exactly the caller's layout: the _sized forms `size` bytes, the plain symbols
+// (what a program built against gpk 0.1's header calls) gpk 0.1's layout; a size that is no layout of the
+// struct is refused, naming the struct and its first and current sizes, and nothing is written.
+template <class S, class Sized, class Plain>
+void check_init(const char *name, size_t first, Sized sized, Plain plain) {
+    constexpr unsigned char kCanary = 0xA5;
+    struct Guarded {
+        S s;
+        unsigned char after[64];
+    };
+    auto intact = [&](const Guarded &g, size_t from) {
+        const auto *bytes = reinterpret_cast<const unsigned char *>(&g);
+        for (size_t k = from; k < sizeof g; ++k)
+            if (bytes[k] != kCanary) return false;
+        return true;
+    };
+    Guarded g;
+    std::memset(&g, kCanary, sizeof g);
+    CHECK_MSG(plain(&g.s) == GPK_OK, name);
+    CHECK_MSG(g.s.struct_size == first && intact(g, first),
+              std::string(name) + ": 0.1 symbol wrote past 0.1");
+    std::memset(&g, kCanary, sizeof g);
+    CHECK_MSG(sized(&g.s, sizeof(S)) == GPK_OK, name);
+    CHECK_MSG(g.s.struct_size == sizeof(S) && intact(g, sizeof(S)), name);
+    std::memset(&g, kCanary, sizeof g);
+    CHECK(sized(&g.s, first) == GPK_OK && g.s.struct_size == first && intact(g, first));
+    for (size_t size : {size_t(0), size_t(8), first - 8, first + 8, sizeof(S) + 8}) {
+        if (size == sizeof(S)) continue;
+        std::memset(&g, kCanary, sizeof g);
+        EXPECT_REJECTED(nullptr, sized(&g.s, size), GPK_ERR_INVALID_ARGUMENT, name);
+        const std::string m = gpk_context_last_error(nullptr);
+        CHECK_MSG(mentions(m.c_str(), std::to_string(size).c_str()) &&
+                      mentions(m.c_str(), std::to_string(first).c_str()) &&
+                      mentions(m.c_str(), std::to_string(sizeof(S)).c_str()),
+                  m);
+        CHECK_MSG(intact(g, 0), std::string(name) + ": a refused size wrote");
+    }
+}
+
+void test_init_layouts() {
+    check_init<gpk_heat_params>("gpk_heat_params", offsetof(gpk_heat_params, start_iteration),
+                                gpk_heat_params_init_sized, (gpk_heat_params_init));
+    CHECK(offsetof(gpk_heat_params, start_iteration) < sizeof(gpk_heat_params));
+    check_init<gpk_context_options>("gpk_context_options", sizeof(gpk_context_options),
+                                    gpk_context_options_init_sized, (gpk_context_options_init));
+    check_init<gpk_histogram_params>("gpk_histogram_params", sizeof(gpk_histogram_params),
+                                     gpk_histogram_params_init_sized, (gpk_histogram_params_init));
+    check_init<gpk_convolve_params>("gpk_convolve_params", sizeof(gpk_convolve_params),
+                                    gpk_convolve_params_init_sized, (gpk_convolve_params_init));
+    check_init<gpk_image>(
+        "gpk_image", sizeof(gpk_image),
+        [](gpk_image *i, size_t size) { return gpk_image_init_sized(i, size, GPK_F32, 5, 4, 2); },
+        [](gpk_image *i) { return (gpk_image_init)(i, GPK_F32, 5, 4, 2); });
+    gpk_image image;
+    CHECK(gpk_image_init(&image, GPK_U16, 7, 3, 2) == GPK_OK);
+    CHECK(image.struct_size == sizeof image && image.dtype == GPK_U16 && image.width == 7 &&
+          image.height == 3 && image.channels == 2 && image.stride == 0);
+    // The defaults through the macro (the _sized form) equal the _INIT macro's.
+    gpk_heat_params h, want = GPK_HEAT_PARAMS_INIT;
+    std::memset(&h, 0x5A, sizeof h);
+    CHECK(gpk_heat_params_init(&h) == GPK_OK);
+    CHECK(std::memcmp(&h, &want, sizeof h) == 0);
 }
 
 void test_histogram_misuse(gpk_context *ctx) {
@@ -303,7 +369,9 @@ void test_convolve_misuse(gpk_context *ctx) {
     gpk_convolve_params p;
     CHECK(gpk_convolve_params_init(&p) == GPK_OK);
     p.filter = smooth;
-    EXPECT_REJECTED(nullptr, gpk_image_init(nullptr, GPK_U8, 1, 1, 1), GPK_ERR_INVALID_ARGUMENT, "image");
+    EXPECT_REJECTED(nullptr, (gpk_image_init)(nullptr, GPK_U8, 1, 1, 1), GPK_ERR_INVALID_ARGUMENT, "image");
+    EXPECT_REJECTED(nullptr, gpk_image_init_sized(nullptr, sizeof(gpk_image), GPK_U8, 1, 1, 1),
+                    GPK_ERR_INVALID_ARGUMENT, "image");
     EXPECT_REJECTED(nullptr, gpk_convolve(nullptr, &p, &ii, in.data(), &oi, out.data()),
                     GPK_ERR_INVALID_ARGUMENT, "ctx");
     EXPECT_REJECTED(ctx, gpk_convolve(ctx, nullptr, &ii, in.data(), &oi, out.data()),
@@ -390,6 +458,7 @@ void test_convolve_misuse(gpk_context *ctx) {
 int main() {
     test_strings_and_versions();
     test_context_misuse();
+    test_init_layouts();
     test_filter_misuse();
     gpk_context_options o;
     gpk_context_options_init(&o);

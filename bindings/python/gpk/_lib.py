@@ -99,7 +99,11 @@ class DeviceInfo_C(Structure):
 
 
 def _declare(name, restype, *argtypes):
-    fn = getattr(lib, name)
+    try:
+        fn = getattr(lib, name)
+    except AttributeError:
+        raise ImportError(f"gpk: {path} has no {name}: it is older than this package "
+                          f"(gpk {lib.gpk_version_string().decode()})") from None
     fn.restype = restype
     fn.argtypes = list(argtypes)
     return fn
@@ -111,16 +115,16 @@ _declare("gpk_status_string", c_char_p, c_int)
 _declare("gpk_backend_name", c_char_p, c_int)
 _declare("gpk_device_count", c_int, POINTER(c_int))
 _declare("gpk_device_get_info", c_int, POINTER(DeviceInfo_C), c_int)
-_declare("gpk_context_options_init", c_int, c_void_p)
+_declare("gpk_context_options_init_sized", c_int, c_void_p, c_size_t)
 _declare("gpk_context_create", c_int, POINTER(c_void_p), c_void_p)
 _declare("gpk_context_destroy", None, c_void_p)
 _declare("gpk_context_backend", c_int, c_void_p)
 _declare("gpk_context_last_error", c_char_p, c_void_p)
 _declare("gpk_context_set_stream", c_int, c_void_p, c_void_p)
 _declare("gpk_context_synchronize", c_int, c_void_p)
-_declare("gpk_heat_params_init", c_int, c_void_p)
+_declare("gpk_heat_params_init_sized", c_int, c_void_p, c_size_t)
 _declare("gpk_heat_run", c_int, c_void_p, c_void_p, c_void_p, c_void_p, c_void_p, POINTER(HeatReport_C))
-_declare("gpk_histogram_params_init", c_int, c_void_p)
+_declare("gpk_histogram_params_init_sized", c_int, c_void_p, c_size_t)
 _declare("gpk_histogram", c_int, c_void_p, c_void_p, c_void_p, c_void_p, c_void_p)
 _declare("gpk_filter_create_2d", c_int, POINTER(c_void_p), c_size_t, c_size_t, POINTER(c_double))
 _declare("gpk_filter_create_separable", c_int, POINTER(c_void_p), c_size_t, POINTER(c_double), c_size_t,
@@ -129,8 +133,8 @@ _declare("gpk_filter_create_named", c_int, POINTER(c_void_p), c_char_p)
 _declare("gpk_filter_destroy", None, c_void_p)
 _declare("gpk_filter_get_info", c_int, POINTER(FilterInfo_C), c_void_p)
 _declare("gpk_filter_get_taps", c_int, POINTER(c_double), c_size_t, c_void_p)
-_declare("gpk_image_init", c_int, c_void_p, c_int, c_size_t, c_size_t, c_uint)
-_declare("gpk_convolve_params_init", c_int, c_void_p)
+_declare("gpk_image_init_sized", c_int, c_void_p, c_size_t, c_int, c_size_t, c_size_t, c_uint)
+_declare("gpk_convolve_params_init_sized", c_int, c_void_p, c_size_t)
 _declare("gpk_convolve", c_int, c_void_p, c_void_p, c_void_p, c_void_p, c_void_p, c_void_p)
 
 if lib.gpk_version_number() // 10000 != ABI_MAJOR:
@@ -140,26 +144,20 @@ if lib.gpk_version_number() // 10000 != ABI_MAJOR:
 for _status, _cls in ERRORS.items():
     _cls.status_name = lib.gpk_status_string(_status).decode()
 
-# Room for parameter structs as the loaded library knows them: they only grow at their end, and the
-# library's init function writes its own struct_size and defaults for every field, also the ones this
-# package does not name. Each init runs once; later structs are copies of its bytes.
-_PARAMS_ROOM = 1024
+# Parameter structs in this package's layout: the library's _sized init functions write the defaults of the
+# fields this package knows and read no further. Each init runs once; later structs are copies of its bytes.
 _templates = {}
 
 
 def new_params(struct_type, init_name, *init_args):
-    """A parameter struct initialised by the library's init function, viewed through `struct_type`."""
+    """A `struct_type` initialised by the library's init function `init_name` (its _sized form)."""
     key = (init_name, init_args)
     template = _templates.get(key)
     if template is None:
-        buf = (c_char * _PARAMS_ROOM)()
-        check(getattr(lib, init_name)(buf, *init_args), None)
-        size = c_size_t.from_buffer(buf).value
-        if not ctypes.sizeof(struct_type) <= size <= _PARAMS_ROOM:
-            raise error_for(7, f"{init_name} reports a struct of {size} bytes; this package knows "
-                               f"{ctypes.sizeof(struct_type)} (room for {_PARAMS_ROOM})")
-        template = _templates[key] = bytes(buf[:size])
-    return struct_type.from_buffer(bytearray(template))
+        p = struct_type()
+        check(getattr(lib, init_name + "_sized")(ctypes.byref(p), ctypes.sizeof(p), *init_args), None)
+        template = _templates[key] = bytes(p)
+    return struct_type.from_buffer_copy(template)
 
 
 def last_error(handle):

@@ -9,7 +9,7 @@ use std::marker::{PhantomData, PhantomPinned};
 use std::os::raw::{c_char, c_double, c_int, c_uint, c_void};
 
 pub const GPK_VERSION_MAJOR: c_uint = 0;
-pub const GPK_VERSION_MINOR: c_uint = 1;
+pub const GPK_VERSION_MINOR: c_uint = 2;
 pub const GPK_VERSION_PATCH: c_uint = 0;
 pub const GPK_VERSION_NUMBER: c_uint =
     GPK_VERSION_MAJOR * 10000 + GPK_VERSION_MINOR * 100 + GPK_VERSION_PATCH;
@@ -194,7 +194,7 @@ extern "C" {
     pub fn gpk_device_count(count: *mut c_int) -> gpk_status;
     pub fn gpk_device_get_info(info: *mut gpk_device_info, index: c_int) -> gpk_status;
 
-    pub fn gpk_context_options_init(opts: *mut gpk_context_options) -> gpk_status;
+    pub fn gpk_context_options_init_sized(opts: *mut gpk_context_options, struct_size: usize) -> gpk_status;
     pub fn gpk_context_create(out: *mut *mut gpk_context, opts: *const gpk_context_options) -> gpk_status;
     pub fn gpk_context_destroy(ctx: *mut gpk_context);
     pub fn gpk_context_backend(ctx: *const gpk_context) -> gpk_backend;
@@ -205,7 +205,7 @@ extern "C" {
     pub fn gpk_dtype_size(dtype: gpk_dtype) -> usize;
     pub fn gpk_dtype_name(dtype: gpk_dtype) -> *const c_char;
 
-    pub fn gpk_heat_params_init(params: *mut gpk_heat_params) -> gpk_status;
+    pub fn gpk_heat_params_init_sized(params: *mut gpk_heat_params, struct_size: usize) -> gpk_status;
     pub fn gpk_heat_run(
         ctx: *mut gpk_context,
         params: *const gpk_heat_params,
@@ -215,7 +215,7 @@ extern "C" {
         final_: *mut gpk_heat_report,
     ) -> gpk_status;
 
-    pub fn gpk_histogram_params_init(params: *mut gpk_histogram_params) -> gpk_status;
+    pub fn gpk_histogram_params_init_sized(params: *mut gpk_histogram_params, struct_size: usize) -> gpk_status;
     pub fn gpk_histogram(
         ctx: *mut gpk_context,
         params: *const gpk_histogram_params,
@@ -243,14 +243,15 @@ extern "C" {
     pub fn gpk_filter_get_taps(taps: *mut c_double, capacity: usize, filter: *const gpk_filter)
         -> gpk_status;
 
-    pub fn gpk_image_init(
+    pub fn gpk_image_init_sized(
         image: *mut gpk_image,
+        struct_size: usize,
         dtype: gpk_dtype,
         width: usize,
         height: usize,
         channels: c_uint,
     ) -> gpk_status;
-    pub fn gpk_convolve_params_init(params: *mut gpk_convolve_params) -> gpk_status;
+    pub fn gpk_convolve_params_init_sized(params: *mut gpk_convolve_params, struct_size: usize) -> gpk_status;
     pub fn gpk_convolve(
         ctx: *mut gpk_context,
         params: *const gpk_convolve_params,
@@ -259,4 +260,53 @@ extern "C" {
         out: *const gpk_image,
         out_data: *mut c_void,
     ) -> gpk_status;
+}
+
+// gpk.h's init functions are macros that pass the caller's struct size to the _sized forms; these do the
+// same with this crate's layouts.
+
+/// The defaults of `gpk_context_options`, as gpk.h's `gpk_context_options_init`.
+///
+/// # Safety
+/// `opts` points to writable memory for one `gpk_context_options` (or is null: then an error status).
+pub unsafe fn gpk_context_options_init(opts: *mut gpk_context_options) -> gpk_status {
+    gpk_context_options_init_sized(opts, core::mem::size_of::<gpk_context_options>())
+}
+
+/// The defaults of `gpk_heat_params`, as gpk.h's `gpk_heat_params_init`.
+///
+/// # Safety
+/// `params` points to writable memory for one `gpk_heat_params` (or is null: then an error status).
+pub unsafe fn gpk_heat_params_init(params: *mut gpk_heat_params) -> gpk_status {
+    gpk_heat_params_init_sized(params, core::mem::size_of::<gpk_heat_params>())
+}
+
+/// The defaults of `gpk_histogram_params`, as gpk.h's `gpk_histogram_params_init`.
+///
+/// # Safety
+/// `params` points to writable memory for one `gpk_histogram_params` (or is null: then an error status).
+pub unsafe fn gpk_histogram_params_init(params: *mut gpk_histogram_params) -> gpk_status {
+    gpk_histogram_params_init_sized(params, core::mem::size_of::<gpk_histogram_params>())
+}
+
+/// The defaults of `gpk_convolve_params`, as gpk.h's `gpk_convolve_params_init`.
+///
+/// # Safety
+/// `params` points to writable memory for one `gpk_convolve_params` (or is null: then an error status).
+pub unsafe fn gpk_convolve_params_init(params: *mut gpk_convolve_params) -> gpk_status {
+    gpk_convolve_params_init_sized(params, core::mem::size_of::<gpk_convolve_params>())
+}
+
+/// A packed image of the given shape, as gpk.h's `gpk_image_init`.
+///
+/// # Safety
+/// `image` points to writable memory for one `gpk_image` (or is null: then an error status).
+pub unsafe fn gpk_image_init(
+    image: *mut gpk_image,
+    dtype: gpk_dtype,
+    width: usize,
+    height: usize,
+    channels: c_uint,
+) -> gpk_status {
+    gpk_image_init_sized(image, core::mem::size_of::<gpk_image>(), dtype, width, height, channels)
 }

@@ -130,3 +130,33 @@ fn linked_library_is_the_declared_version() {
     // Calls into the library: the link settings of the build script work.
     assert_eq!(unsafe { gpk_version_number() }, GPK_VERSION_NUMBER);
 }
+
+/// Runs `init` on a `T` followed by canary bytes: true when it returned OK, set struct_size to the size of
+/// `T` and wrote nothing past it.
+fn writes_exactly<T>(init: impl FnOnce(*mut T) -> gpk_status) -> bool {
+    #[repr(C)]
+    struct Guarded<T> {
+        value: core::mem::MaybeUninit<T>,
+        after: [u8; 64],
+    }
+    let mut g = Guarded::<T> { value: core::mem::MaybeUninit::uninit(), after: [0xA5; 64] };
+    let status = init(g.value.as_mut_ptr());
+    // SAFETY: struct_size is the first field of every parameter struct, and init wrote it.
+    let size = unsafe { *(g.value.as_ptr() as *const usize) };
+    status == GPK_OK && size == size_of::<T>() && g.after.iter().all(|&b| b == 0xA5)
+}
+
+#[test]
+fn init_functions_write_this_crates_layout() {
+    // SAFETY: each pointer is to room for one struct of its type.
+    unsafe {
+        assert!(writes_exactly::<gpk_heat_params>(|p| gpk_heat_params_init(p)));
+        assert!(writes_exactly::<gpk_histogram_params>(|p| gpk_histogram_params_init(p)));
+        assert!(writes_exactly::<gpk_convolve_params>(|p| gpk_convolve_params_init(p)));
+        assert!(writes_exactly::<gpk_context_options>(|p| gpk_context_options_init(p)));
+        assert!(writes_exactly::<gpk_image>(|p| gpk_image_init(p, GPK_U16, 5, 4, 1)));
+        // A size that is no layout of the struct is refused.
+        let mut p = core::mem::MaybeUninit::<gpk_heat_params>::uninit();
+        assert_eq!(gpk_heat_params_init_sized(p.as_mut_ptr(), 8), GPK_ERR_INVALID_ARGUMENT);
+    }
+}
