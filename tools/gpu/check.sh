@@ -1,90 +1,170 @@
 #!/usr/bin/env bash
-# The whole tree on the GPU machine, from the repository root, in one call of at most 10 minutes:
-#   build    release, sm_90, MPI and the Python package (the torch venv's python3, which has NumPy, CuPy
-#            and PyTorch, first on PATH), every target (build-check/)
-#   gpu      the Meson suite gpu (every GPU test, the convolution sweep included), one test at a time
-#   heatbench bench/bench_heat (gpk beside the naive peer, every pass kernel, a call's fixed cost)
-#   others   the suites api, cli, mpi (on CUDA ranks where a device is found) and python, 8 at a time
-#   mpi      tests/mpi/test_mpi_gpu on 2 ranks sharing the GPU, and bench_mpi_heat 16384^2 on 1, 2 and 4 ranks
-#            (BENCH_RANKS), runs of 1000 and 2000 iterations (BENCH_ITER)
-#   pybench  bench/bench_python.py: gpk from Python beside cupyx.scipy.ndimage and cupy.bincount/histogram
-#   sanitize compute-sanitizer memcheck, racecheck, initcheck and synccheck on every group of every GPU test
-#            program in its small mode, one process each, 8 at a time (tools/gpu/sanitize_groups.sh;
-#            SANITIZE_TESTS="test_gpu_heat ..." picks the programs), as time allows
-# Stages are cut to the time left (BUDGET seconds, default 560); logs under $OUT; a summary at the end.
-# STAGES="build gpu others mpi sanitize" picks stages (a warm machine keeps build-check/ between calls).
+# The whole tree on the GPU machine, from the repository root, within one call of at most 10 minutes:
+#   build     configure $B where needed (release, sm_90, MPI, the Python package, benchmarks; the torch venv's
+#             python3, which has NumPy, CuPy and PyTorch, first on PATH) and build every target
+#   gpu       the Meson suite gpu (every GPU test, the convolution sweep included), one test at a time
+#   others    the suites api, cli, mpi and python, 8 at a time
+#   mpi       tests/mpi/test_mpi_gpu on 2 and 4 ranks sharing the GPU, then on 2 ranks under the MPS server
+#             where it exists (started for this stage only)
+#   cli       the command on the CUDA backend: the course check on pat1, the same under mpirun -np 2 and 3,
+#             a heat map and a histogram plot (kept under $OUT)
+#   large     test_gpu_histogram with GPK_TEST_LARGE=1: more than 2^32 samples, on the device and pageable
+#   sanitize  compute-sanitizer, every tool on every group of every GPU test (tools/gpu/sanitize_groups.sh;
+#             SANITIZE_TESTS="test_gpu_heat ..." picks the programs), in the time left
+# Environment: STAGES (default every stage but large), B (build folder, default build-check), OUT (logs,
+# default check-logs), BUDGET (seconds for the whole call, default 560): each command's time limit is cut to
+# what is left. Ends with a summary table.
+#
+# tools/gpu/bench.sh and tools/gpu/profile.sh source this file for the helpers above the line that returns.
 set -u -o pipefail
 shopt -s lastpipe # "... | while read -r l; do row ...; done" adds its rows to this shell's ROWS
-OUT=${OUT:-check-logs}
-mkdir -p "$OUT"
-export PATH=/opt/torch/.venv/bin:/usr/local/cuda/bin:$PATH
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl_vader_single_copy_mechanism=none
-B=${B:-build-check}
-START=$(date +%s)
-BUDGET=${BUDGET:-560}
-STAGES=${STAGES:-build gpu heatbench others mpi pybench sanitize}
-ROWS=()
-row() { ROWS+=("$(printf '%-44s %s' "$1" "$2")"); }
+
+# gpu_setup NAME STAGES: the settings every GPU script shares (OUT, B, BUDGET, STAGES where unset; START,
+# ROWS, PATH, Open MPI as root, GPK_TEST_DATA where the course pattern is found beside the checkout).
+gpu_setup() {
+    OUT=${OUT:-$1-logs}
+    B=${B:-build-check}
+    BUDGET=${BUDGET:-560}
+    STAGES=${STAGES:-$2}
+    START=$(date +%s)
+    ROWS=()
+    MPIRUN=(mpirun --allow-run-as-root --oversubscribe)
+    mkdir -p "$OUT"
+    export PATH=/opt/torch/.venv/bin:/usr/local/cuda/bin:$PATH
+    export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl_vader_single_copy_mechanism=none
+    local d
+    for d in shared/data ../shared/data; do
+        if [ -f "$d/pat1_100x150.pgm" ]; then
+            GPK_TEST_DATA=$(cd "$d" && pwd)
+            export GPK_TEST_DATA
+            break
+        fi
+    done
+}
+
+row() { ROWS+=("$(printf '%-48s %s' "$1" "$2")"); }
 left() { echo $((BUDGET - ($(date +%s) - START))); }
 want() { [[ " $STAGES " == *" $1 "* ]]; }
-for d in shared/data ../shared/data; do [ -f $d/pat1_100x150.pgm ] && export GPK_TEST_DATA=$(cd $d && pwd) && break; done
 
-# run NAME LIMIT LOG COMMAND...: COMMAND under a time limit cut to the time left, output appended to LOG.
+# rows_from PATTERN LOG: the lines of $OUT/LOG that match PATTERN (an extended regex) as summary rows.
+rows_from() {
+    grep -E "$1" "$OUT/$2" 2>/dev/null | cut -c1-160 | while read -r l; do row "  $l" ""; done
+}
+
+# run NAME LIMIT LOG COMMAND...: COMMAND under a time limit cut to the time left, its output appended to
+# $OUT/LOG, a row in the summary. Returns the command's status (124: out of time, or no time left).
 run() {
-    local name=$1 limit=$2 log=$3
+    local name=$1 limit=$2 log=$3 l t0 rc
     shift 3
-    local l=$(left)
+    l=$(left)
     [ "$l" -lt "$limit" ] && limit=$l
     if [ "$limit" -le 5 ]; then
         row "$name" "skipped (no time left)"
         return 124
     fi
     echo "== $name (limit ${limit}s)" >>"$OUT/$log"
-    local t0=$(date +%s)
-    timeout "$limit" "$@" >>"$OUT/$log" 2>&1
-    local rc=$?
+    t0=$(date +%s)
+    timeout -k 5 "$limit" "$@" >>"$OUT/$log" 2>&1
+    rc=$?
     echo "== $name: exit $rc after $(($(date +%s) - t0)) s" >>"$OUT/$log"
     row "$name" "exit $rc ($(($(date +%s) - t0)) s)"
     return $rc
 }
 
-if want build; then
-    [ -d $B ] || meson setup $B -Dgpu_archs=90 -Dbuildtype=release -Dbindings=disabled -Dmpi=enabled \
-        -Dpython=enabled -Dbench=true >"$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log"; exit 1; }
-    run build 330 build.log ninja -C $B || { tail -40 "$OUT/build.log"; printf '%s\n' "${ROWS[@]}"; exit 1; }
-fi
+summary() {
+    echo
+    echo "== summary ($(($(date +%s) - START)) s, logs in $OUT)"
+    printf '%s\n' "${ROWS[@]}"
+}
+
+# build TARGET...: configures $B where it has no build.ninja, then builds the targets (`all` for every
+# one) as the stage "build"; a failure ends the script with the log's tail and the summary.
+build() {
+    if [ ! -f "$B/build.ninja" ]; then
+        meson setup "$B" -Dgpu_archs=90 -Dbuildtype=release -Dbindings=disabled -Dmpi=enabled -Dpython=enabled \
+            -Dbench=true >>"$OUT/build.log" 2>&1 || {
+            tail -30 "$OUT/build.log"
+            exit 1
+        }
+    fi
+    run build 330 build.log ninja -C "$B" "$@" || {
+        tail -40 "$OUT/build.log"
+        summary
+        exit 1
+    }
+}
+
+# mps_start / mps_stop: NVIDIA's MPS server for this script only (its pipes under /tmp/gpk-mps); mps_start
+# fails where the control program is missing or will not start.
+mps_start() {
+    command -v nvidia-cuda-mps-control >/dev/null || return 1
+    export CUDA_MPS_PIPE_DIRECTORY=/tmp/gpk-mps/pipe CUDA_MPS_LOG_DIRECTORY=/tmp/gpk-mps/log
+    mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
+    nvidia-cuda-mps-control -d
+}
+mps_stop() {
+    echo quit | nvidia-cuda-mps-control
+    sleep 1
+    unset CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY
+}
+
+[[ ${BASH_SOURCE[0]} != "$0" ]] && return 0
+
+gpu_setup check "build gpu others mpi cli sanitize"
+
+want build && build all
 if want gpu; then
-    run "suite gpu" 300 gpu.log meson test -C $B --suite gpu --no-rebuild --num-processes 1 --print-errorlogs
-    cp $B/meson-logs/testlog.txt "$OUT/gpu-testlog.txt" 2>/dev/null
-    grep -E '^ *[0-9]+/[0-9]+ ' "$OUT/gpu.log" | sed 's/^ */  /' | while read -r l; do row "$l" ""; done
-fi
-if want heatbench; then
-    run "bench_heat" 90 heatbench.log $B/bench/bench_heat
-    grep -E 'gpk |kernel 6/2|fixed cost' "$OUT/heatbench.log" | cut -c1-150 | while read -r l; do row "  $l" ""; done
+    run "suite gpu" 300 gpu.log meson test -C "$B" --suite gpu --no-rebuild --num-processes 1 --print-errorlogs
+    cp "$B/meson-logs/testlog.txt" "$OUT/gpu-testlog.txt" 2>/dev/null
+    rows_from '^ *[0-9]+/[0-9]+ ' gpu.log
 fi
 if want others; then
-    run "suites api cli mpi python" 200 others.log meson test -C $B --suite api --suite cli --suite mpi \
+    run "suites api cli mpi python" 200 others.log meson test -C "$B" --suite api --suite cli --suite mpi \
         --suite python --no-rebuild --num-processes 8 --print-errorlogs
     grep -E '^(Ok|Fail|Skipped|Timeout):' "$OUT/others.log" | tr '\n' ' ' | while read -r l; do row "  $l" ""; done
-    grep -E '^ *[0-9]+/[0-9]+ .*(FAIL|TIMEOUT|SKIP)' "$OUT/others.log" | sed 's/^ */  /' | while read -r l; do row "$l" ""; done
+    rows_from '^ *[0-9]+/[0-9]+ .*(FAIL|TIMEOUT|SKIP)' others.log
 fi
 if want mpi; then
-    M="mpirun --allow-run-as-root --oversubscribe"
-    run "test_mpi_gpu -np 2" 120 mpi.log $M -np 2 $B/tests/mpi/test_mpi_gpu
-    for np in ${BENCH_RANKS:-1 2 4}; do
-        run "bench_mpi_heat 16384 -np $np" 150 mpi.log $M -np $np $B/tests/mpi/bench_mpi_heat 16384 ${BENCH_ITER:-1000} 3
+    for np in 2 4; do
+        run "test_mpi_gpu -np $np" 120 mpi.log "${MPIRUN[@]}" -np "$np" "$B/tests/mpi/test_mpi_gpu"
     done
-    grep -E '^(one|ranks|plain|halo) ' "$OUT/mpi.log" | while read -r l; do row "  $l" ""; done
+    if [ "$(left)" -gt 60 ] && mps_start >>"$OUT/mpi.log" 2>&1; then
+        run "test_mpi_gpu -np 2 under MPS" 120 mpi.log "${MPIRUN[@]}" -np 2 "$B/tests/mpi/test_mpi_gpu"
+        "${MPIRUN[@]}" -np 2 "$B/cli/gpk" info >>"$OUT/mpi.log" 2>&1
+        mps_stop
+    fi
+    rows_from 'test_mpi_gpu on|GPU sharing' mpi.log
 fi
-if want pybench; then
-    run "bench_python.py" 90 pybench.log env GPK_LIBRARY="$PWD/$B/lib/libgpk.so.0.1.0" PYTHONPATH="$PWD/bindings/python" \
-        python3 bench/bench_python.py
-    grep -E 'x$|^gpk |^case|largest' "$OUT/pybench.log" | while read -r l; do row "  $l" ""; done
+if want cli; then
+    g=$B/cli/gpk
+    if [ -n "${GPK_TEST_DATA:-}" ]; then
+        p=$GPK_TEST_DATA/pat1_100x150.pgm
+        heat=(heat -n 150 -m 100 -i 5000 -k 500 -e 0.001 -L -100 -H 100 -c "$p" -t "$p" --backend cuda)
+        want_line="5000 -6.818562e+00 2.687404e+01 4.175908e-03 8.652341e+00"
+        for np in 1 2 3; do
+            launcher=()
+            [ "$np" -gt 1 ] && launcher=("${MPIRUN[@]}" -np "$np")
+            run "gpk heat pat1, $np process(es)" 60 cli.log "${launcher[@]}" "$g" "${heat[@]}"
+            got=$(grep -E '^5000 ' "$OUT/cli.log" | tail -1 | awk '{print $1, $2, $3, $4, $5}')
+            if [ "$got" = "$want_line" ]; then
+                row "  course check, $np process(es)" "ok"
+            else
+                row "  course check, $np process(es)" "WRONG: '$got'"
+            fi
+        done
+    fi
+    run "gpk heat -o heat.png" 60 cli.log "$g" heat --backend cuda -o "$OUT/heat.png"
+    run "gpk histogram --plot" 60 cli.log "$g" histogram --backend cuda --bins 255 --range 0:255 \
+        --plot "$OUT/histogram.png" "$OUT/heat.png"
+fi
+if want large; then
+    run "test_gpu_histogram, GPK_TEST_LARGE=1" 300 large.log env GPK_TEST_LARGE=1 "$B/tests/gpu/test_gpu_histogram"
+    rows_from 'checks' large.log
 fi
 if want sanitize; then
-    # One process per tool, test and group, 8 at a time (tools/gpu/sanitize_groups.sh), in the time left.
     l=$(left)
     if [ "$l" -gt 30 ]; then
+        # shellcheck disable=SC2086 # SANITIZE_TESTS is a list of program names
         B=$B OUT=$OUT BUDGET=$l bash tools/gpu/sanitize_groups.sh ${SANITIZE_TESTS:-} >"$OUT/sanitize.log" 2>&1
         row "compute-sanitizer by group" "exit $? ($(grep -cE ' (0|77) +[0-9]+ ' "$OUT/sanitize.log") clean)"
         grep -vE ' (0|77) +[0-9]+ |^tool |^== ' "$OUT/sanitize.log" | while read -r l; do row "  $l" ""; done
@@ -92,6 +172,4 @@ if want sanitize; then
         row "compute-sanitizer by group" "skipped (no time left)"
     fi
 fi
-echo
-echo "== summary ($(($(date +%s) - START)) s)"
-printf '%s\n' "${ROWS[@]}"
+summary

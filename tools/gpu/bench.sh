@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# Every benchmark of bench/RESULTS.md on the GPU machine, from the repository root, within one call of at
+# most 10 minutes; each program prints gpk beside its peer, measured in the same run:
+#   build      configure $B where needed (as tools/gpu/check.sh does) and build the benchmarks
+#   heat       bench_heat (gpk beside the naive peer, a call's fixed cost), then bench_heat fixed 4096 3 and
+#              bench_heat fixed 16384 3 (least-squares fits of calls of 6 to 96 iterations)
+#   histogram  bench_histogram (CUB beside; the 8192^2 image alone, back to back, through the API and a bare
+#              read of the same bytes)
+#   convolve   bench_convolve (NPP beside)
+#   stream     bench_stream: host data beyond the GPU, 8 GiB and 4 + 4 GiB of pageable memory; with LARGE=1
+#              bench_stream --large (90 GiB, 44 + 44 GiB: a host with about 200 GiB of memory)
+#   mpi        tests/mpi/bench_mpi_heat 16384^2 on 1, 2 and 4 ranks sharing the GPU, then on 2 and 4 ranks
+#              under the MPS server where it exists
+#   python     bench/bench_python.py: gpk from Python beside cupyx.scipy.ndimage and cupy (JSON under $OUT)
+#   cpu        bench_cpu (the CPU backend beside OpenCV and OpenMP) where it was built
+# Environment: STAGES (default every stage but cpu), B (default build-check), OUT (default bench-logs),
+# BUDGET (seconds, default 560), LARGE. Each program's output is kept whole in $OUT/STAGE.log; the summary
+# repeats its table rows.
+# shellcheck source=tools/gpu/check.sh
+. "$(dirname "$0")/check.sh"
+gpu_setup bench "build heat histogram convolve stream mpi python"
+
+want build && build bench/bench_heat bench/bench_histogram bench/bench_convolve bench/bench_stream \
+    tests/mpi/bench_mpi_heat
+if want heat; then
+    run bench_heat 120 heat.log "$B/bench/bench_heat"
+    for n in 4096 16384; do run "bench_heat fixed $n 3" 120 heat.log "$B/bench/bench_heat" fixed "$n" 3; done
+    rows_from '^heat f64|^device' heat.log
+fi
+if want histogram; then
+    run bench_histogram 90 histogram.log "$B/bench/bench_histogram"
+    rows_from '^\|' histogram.log
+fi
+if want convolve; then
+    run bench_convolve 120 convolve.log "$B/bench/bench_convolve"
+    rows_from '^\|' convolve.log
+fi
+if want stream; then
+    mode=()
+    [ "${LARGE:-0}" = 1 ] && mode=(--large)
+    run "bench_stream ${mode[*]}" 300 stream.log "$B/bench/bench_stream" "${mode[@]}"
+    rows_from 'GB/s' stream.log
+fi
+if want mpi; then
+    for np in 1 2 4; do
+        run "bench_mpi_heat 16384 -np $np" 120 mpi.log "${MPIRUN[@]}" -np "$np" "$B/tests/mpi/bench_mpi_heat" 16384 120 3
+    done
+    if [ "$(left)" -gt 120 ] && mps_start >>"$OUT/mpi.log" 2>&1; then
+        for np in 2 4; do
+            run "bench_mpi_heat 16384 -np $np under MPS" 120 mpi.log "${MPIRUN[@]}" -np "$np" \
+                "$B/tests/mpi/bench_mpi_heat" 16384 120 3
+        done
+        mps_stop
+    fi
+    rows_from '^(one|ranks|plain|halo) ' mpi.log
+fi
+if want python; then
+    libs=("$PWD/$B"/lib/libgpk.so.*.*.*)
+    run bench_python.py 120 python.log env GPK_LIBRARY="${libs[0]}" PYTHONPATH="$PWD/bindings/python" \
+        python3 bench/bench_python.py --json "$OUT/bench_python.json"
+    rows_from 'x$|^case|largest' python.log
+fi
+if want cpu; then
+    if [ -x "$B/bench/bench_cpu" ]; then
+        run bench_cpu 300 cpu.log "$B/bench/bench_cpu"
+        rows_from '^\|' cpu.log
+    else
+        row bench_cpu "not built (OpenCV or OpenMP missing)"
+    fi
+fi
+summary
