@@ -1,10 +1,10 @@
-// The C boundary: argument validation with messages that name the argument and its value, and the one
+// The C boundary of gpk.h: argument validation with messages that name the argument and its value, and the
 // place where C++ exceptions become statuses. Nothing below this file sees an unchecked argument.
 #include "gpk.h"
-#include "gpk_internal.h"
 
 #include "engine/abi.hpp"
 #include "engine/arguments.hpp"
+#include "engine/boundary.hpp"
 #include "engine/context.hpp"
 #include "engine/cuda_api.hpp"
 #include "engine/error.hpp"
@@ -25,40 +25,14 @@
 #include <memory>
 
 using gpk::format_value;
+using gpk::guarded;
 using gpk::invalid;
 using gpk::require;
+using gpk::with_context;
 
 namespace {
 
 thread_local std::string t_last_error;
-
-// Runs `body`, turning every exception into a status and a message stored in `slot`.
-template <class F> gpk_status guarded(std::string &slot, F &&body) {
-    try {
-        body();
-        return GPK_OK;
-    } catch (const gpk::Error &e) {
-        slot = e.what();
-        return e.status();
-    } catch (const std::bad_alloc &) {
-        slot = "out of host memory";
-        return GPK_ERR_OUT_OF_MEMORY;
-    } catch (const std::exception &e) {
-        slot = std::string("internal error: ") + e.what();
-        return GPK_ERR_INTERNAL;
-    } catch (...) {
-        slot = "internal error: unknown exception";
-        return GPK_ERR_INTERNAL;
-    }
-}
-
-template <class F> gpk_status with_context(gpk_context *ctx, F &&body) {
-    if (!ctx) {
-        t_last_error = "ctx is NULL";
-        return GPK_ERR_INVALID_ARGUMENT;
-    }
-    return guarded(ctx->last_error, std::forward<F>(body));
-}
 
 // a * b, or an error naming `what` when the product does not fit in size_t.
 size_t checked_mul(size_t a, size_t b, const std::string &what) {
@@ -141,148 +115,6 @@ size_t resolve_stride(const std::string &name, size_t width, size_t height, unsi
     return stride;
 }
 
-gpk_filter *new_filter_2d(size_t kh, size_t kw, const double *taps) {
-    auto side = [](size_t k, const char *name) {
-        if (k < 1 || k > GPK_FILTER_MAX_2D || k % 2 == 0)
-            invalid(std::string(name) + " is " + std::to_string(k) + "; it must be odd and in 1.." +
-                    std::to_string(GPK_FILTER_MAX_2D));
-    };
-    side(kh, "kh");
-    side(kw, "kw");
-    require(taps, "taps");
-    auto *f = new gpk_filter;
-    f->separable = false;
-    f->kh = int(kh);
-    f->kw = int(kw);
-    f->taps.assign(taps, taps + kh * kw);
-    return f;
-}
-
-void check_taps(const std::vector<double> &taps, const char *name) {
-    for (size_t i = 0; i < taps.size(); ++i)
-        if (!std::isfinite(taps[i]))
-            invalid(std::string(name) + "[" + std::to_string(i) + "] is " + format_value(taps[i]) +
-                    "; taps must be finite");
-}
-
-bool all_integer(const std::vector<double> &v) {
-    for (double t : v)
-        if (t != std::floor(t)) return false;
-    return true;
-}
-
-double sum_of(const std::vector<double> &v, bool absolute) {
-    double s = 0;
-    for (double t : v) s += absolute ? std::fabs(t) : t;
-    return s;
-}
-
-// Checks the taps and fills in the derived fields; deletes the filter and rethrows on failure.
-gpk_filter *finish_filter(gpk_filter *f) {
-    try {
-        if (f->separable) {
-            check_taps(f->row, "row");
-            check_taps(f->col, "col");
-            f->sum = sum_of(f->row, false) * sum_of(f->col, false);
-            f->abs_sum = sum_of(f->row, true) * sum_of(f->col, true);
-            f->integer_taps = all_integer(f->row) && all_integer(f->col);
-        } else {
-            check_taps(f->taps, "taps");
-            f->sum = sum_of(f->taps, false);
-            f->abs_sum = sum_of(f->taps, true);
-            f->integer_taps = all_integer(f->taps);
-        }
-        if (!std::isfinite(f->abs_sum)) invalid("the sum of the filter's absolute taps is not finite");
-    } catch (...) {
-        delete f;
-        throw;
-    }
-    return f;
-}
-
-gpk_filter *new_filter_separable(size_t row_len, const double *row, size_t col_len, const double *col) {
-    auto len = [](size_t k, const char *name) {
-        if (k < 1 || k > GPK_FILTER_MAX_SEPARABLE || k % 2 == 0)
-            invalid(std::string(name) + " is " + std::to_string(k) + "; it must be odd and in 1.." +
-                    std::to_string(GPK_FILTER_MAX_SEPARABLE));
-    };
-    len(row_len, "row_len");
-    len(col_len, "col_len");
-    require(row, "row");
-    require(col, "col");
-    auto *f = new gpk_filter;
-    f->separable = true;
-    f->kw = int(row_len);
-    f->kh = int(col_len);
-    f->row.assign(row, row + row_len);
-    f->col.assign(col, col + col_len);
-    return f;
-}
-
-// Parses the whole of `text` as a number; false on anything else.
-bool parse_number(const char *text, double *out) {
-    if (!*text) return false;
-    char *end = nullptr;
-    double v = std::strtod(text, &end);
-    if (*end != '\0' || !std::isfinite(v)) return false;
-    *out = v;
-    return true;
-}
-
-gpk_filter *new_named_filter(const char *name) {
-    require(name, "name");
-    static const double lp3[9] = {0, 1, 0, 1, -4, 1, 0, 1, 0};
-    static const double smooth5[25] = {1, 1, 1, 1, 1, 1, 2, 2, 2, 1, 1, 2, 3,
-                                       2, 1, 1, 2, 2, 2, 1, 1, 1, 1, 1, 1};
-    static const double log9_top[5][9] = {{0, 1, 1, 2, 2, 2, 1, 1, 0},
-                                          {1, 2, 4, 5, 5, 5, 4, 2, 1},
-                                          {1, 4, 5, 3, 0, 3, 5, 4, 1},
-                                          {2, 5, 3, -12, -24, -12, 3, 5, 2},
-                                          {2, 5, 0, -24, -40, -24, 0, 5, 2}};
-    if (std::strcmp(name, "identity") == 0) {
-        const double one = 1;
-        return new_filter_2d(1, 1, &one);
-    }
-    if (std::strcmp(name, "lp3") == 0) return new_filter_2d(3, 3, lp3);
-    if (std::strcmp(name, "lp5") == 0) {
-        double t[25];
-        for (double &v : t) v = -1;
-        t[12] = 24;
-        return new_filter_2d(5, 5, t);
-    }
-    if (std::strcmp(name, "log9") == 0) {
-        double t[81];
-        for (int r = 0; r < 9; ++r)
-            for (int c = 0; c < 9; ++c) t[r * 9 + c] = log9_top[r < 5 ? r : 8 - r][c];
-        return new_filter_2d(9, 9, t);
-    }
-    if (std::strcmp(name, "smooth5") == 0) return new_filter_2d(5, 5, smooth5);
-    if (std::strncmp(name, "box:", 4) == 0) {
-        double k;
-        if (!parse_number(name + 4, &k) || k != std::floor(k) || k < 1 || k > GPK_FILTER_MAX_SEPARABLE ||
-            std::fmod(k, 2) == 0)
-            invalid(std::string("filter \"") + name + "\": K must be an odd integer in 1.." +
-                    std::to_string(GPK_FILTER_MAX_SEPARABLE));
-        std::vector<double> ones(size_t(k), 1.0);
-        return new_filter_separable(ones.size(), ones.data(), ones.size(), ones.data());
-    }
-    if (std::strncmp(name, "gauss:", 6) == 0) {
-        double sigma;
-        if (!parse_number(name + 6, &sigma) || !(sigma > 0) || sigma > 1000)
-            invalid(std::string("filter \"") + name + "\": SIGMA must be a number in (0, 1000]");
-        int radius = int(std::ceil(3 * sigma));
-        if (radius > (GPK_FILTER_MAX_SEPARABLE - 1) / 2) radius = (GPK_FILTER_MAX_SEPARABLE - 1) / 2;
-        std::vector<double> g(size_t(2 * radius + 1));
-        double s = 0;
-        for (int i = -radius; i <= radius; ++i)
-            s += g[size_t(i + radius)] = std::exp(-0.5 * i * i / (sigma * sigma));
-        for (double &v : g) v /= s;
-        return new_filter_separable(g.size(), g.data(), g.size(), g.data());
-    }
-    invalid(std::string("unknown filter \"") + name +
-            "\"; expected identity, lp3, lp5, log9, smooth5, box:K or gauss:SIGMA");
-}
-
 bool ranges_overlap(const void *a, size_t a_len, const void *b, size_t b_len) {
     auto pa = reinterpret_cast<uintptr_t>(a), pb = reinterpret_cast<uintptr_t>(b);
     return pa < pb + b_len && pb < pa + a_len;
@@ -310,15 +142,22 @@ size_t image_bytes(const gpk::ImageDesc &d) {
     return d.stride * (d.height - 1) + d.width * d.channels * gpk_dtype_size(d.dtype);
 }
 
-// The checked job of gpk_convolve (and of gpk_internal_convolve).
-gpk::ConvolveJob convolve_job(const gpk_convolve_params *caller, const gpk_image *in, const void *in_data,
-                              const gpk_image *out, void *out_data) {
+} // namespace
+
+namespace gpk {
+
+std::string &thread_error() {
+    return t_last_error;
+}
+
+ConvolveJob convolve_job(const gpk_convolve_params *caller, const gpk_image *in, const void *in_data,
+                         const gpk_image *out, void *out_data) {
     const gpk_convolve_params p = gpk::abi::read(caller, "params");
     const gpk_convolve_params *params = &p;
     require(params->filter, "params->filter");
     require(in_data, "in_data");
     require(out_data, "out_data");
-    gpk::ConvolveJob job;
+    ConvolveJob job;
     job.in = check_image(in, "in");
     job.out = check_image(out, "out");
     if (job.in.width != job.out.width || job.in.height != job.out.height ||
@@ -355,6 +194,10 @@ gpk::ConvolveJob convolve_job(const gpk_convolve_params *caller, const gpk_image
     return job;
 }
 
+} // namespace gpk
+
+namespace {
+
 // The init functions: the _sized forms write the caller's layout; the plain symbols, which only programs
 // built against gpk 0.1's header reach (gpk.h maps the names onto the _sized forms), write 0.1's layout.
 template <class S> gpk_status init_struct(S *caller, size_t size, const char *name) {
@@ -362,12 +205,6 @@ template <class S> gpk_status init_struct(S *caller, size_t size, const char *na
 }
 
 } // namespace
-
-// The handle behind gpk_internal_heat_slab: the slab and the context its messages go to.
-struct gpk_internal_heat_slab {
-    gpk_context *ctx = nullptr;
-    std::unique_ptr<gpk::HeatSlab> slab;
-};
 
 extern "C" {
 
@@ -622,7 +459,7 @@ GPK_API gpk_status gpk_filter_create_2d(gpk_filter **out, size_t kh, size_t kw, 
     return guarded(t_last_error, [&] {
         require(out, "out");
         *out = nullptr;
-        *out = finish_filter(new_filter_2d(kh, kw, taps));
+        *out = gpk::new_filter_2d(kh, kw, taps);
     });
 }
 
@@ -631,7 +468,7 @@ GPK_API gpk_status gpk_filter_create_separable(gpk_filter **out, size_t row_len,
     return guarded(t_last_error, [&] {
         require(out, "out");
         *out = nullptr;
-        *out = finish_filter(new_filter_separable(row_len, row, col_len, col));
+        *out = gpk::new_filter_separable(row_len, row, col_len, col);
     });
 }
 
@@ -639,7 +476,7 @@ GPK_API gpk_status gpk_filter_create_named(gpk_filter **out, const char *name) {
     return guarded(t_last_error, [&] {
         require(out, "out");
         *out = nullptr;
-        *out = finish_filter(new_named_filter(name));
+        *out = gpk::new_named_filter(name);
     });
 }
 
@@ -707,110 +544,8 @@ GPK_API gpk_status(gpk_convolve_params_init)(gpk_convolve_params *params) {
 
 GPK_API gpk_status gpk_convolve(gpk_context *ctx, const gpk_convolve_params *params, const gpk_image *in,
                                 const void *in_data, const gpk_image *out, void *out_data) {
-    return with_context(ctx,
-                        [&] { ctx->backend->convolve(convolve_job(params, in, in_data, out, out_data)); });
-}
-
-/* ---------------------------------------------------------------------------------------------- */
-/* Internal entry points for libgpk_mpi (gpk_internal.h): not API                                  */
-/* ---------------------------------------------------------------------------------------------- */
-
-GPK_API void gpk_internal_set_error(gpk_context *ctx, const char *message) {
-    if (!message) return;
-    std::string &slot = ctx ? ctx->last_error : t_last_error;
-    guarded(slot, [&] { slot = message; });
-}
-
-GPK_API gpk_status gpk_internal_check_heat_block(gpk_context *ctx, const double *tinit,
-                                                 const double *conductivity, size_t rows, size_t cols,
-                                                 size_t first_row) {
-    return with_context(ctx, [&] {
-        require(tinit, "tinit");
-        require(conductivity, "conductivity");
-        gpk::check_heat_inputs(tinit, conductivity, rows, cols, first_row);
-    });
-}
-
-GPK_API unsigned gpk_internal_heat_slab_levels(const gpk_context *ctx) {
-    return ctx ? ctx->backend->heat_slab_levels() : 0;
-}
-
-GPK_API gpk_status gpk_internal_heat_slab_create(gpk_internal_heat_slab **out, gpk_context *ctx, size_t rows,
-                                                 size_t cols, const double *const cells[3],
-                                                 const size_t cell_rows[3],
-                                                 const double *const conductivity[3],
-                                                 const size_t conductivity_rows[3]) {
-    return with_context(ctx, [&] {
-        require(out, "out");
-        *out = nullptr;
-        if (rows < 3 || cols == 0) invalid("a heat slab needs 3 rows and 1 column at least");
-        gpk::HeatSlabJob job;
-        job.rows = rows;
-        job.cols = cols;
-        size_t cells_total = 0, cond_total = 0;
-        for (int k = 0; k < 3; ++k) {
-            if ((cell_rows[k] && !cells[k]) || (conductivity_rows[k] && !conductivity[k]))
-                invalid("a NULL piece");
-            job.cells.data[k] = cells[k];
-            job.cells.counts[k] = cell_rows[k];
-            job.conductivity.data[k] = conductivity[k];
-            job.conductivity.counts[k] = conductivity_rows[k];
-            cells_total += cell_rows[k];
-            cond_total += conductivity_rows[k];
-        }
-        if (cells_total != rows || cond_total != rows - 2)
-            invalid("the slab's pieces do not add up to its rows");
-        auto slab = std::make_unique<gpk_internal_heat_slab>();
-        slab->ctx = ctx;
-        slab->slab = ctx->backend->heat_slab(job);
-        *out = slab.release();
-    });
-}
-
-GPK_API void gpk_internal_heat_slab_destroy(gpk_internal_heat_slab *slab) {
-    delete slab;
-}
-
-GPK_API gpk_status gpk_internal_heat_slab_pass(gpk_internal_heat_slab *slab, unsigned levels,
-                                               size_t own_begin, size_t own_end, size_t depth, int up,
-                                               int down, gpk_internal_exchange_fn exchange, void *user,
-                                               double *maxdiff) {
-    gpk::HaloExchange x;
-    x.depth = depth;
-    x.up = up != 0;
-    x.down = down != 0;
-    x.run = exchange;
-    x.user = user;
     return with_context(
-        slab->ctx, [&] { slab->slab->pass(levels, own_begin, own_end, exchange ? &x : nullptr, maxdiff); });
-}
-
-GPK_API gpk_status gpk_internal_heat_slab_swap(gpk_internal_heat_slab *slab) {
-    return with_context(slab->ctx, [&] { slab->slab->swap(); });
-}
-
-GPK_API gpk_status gpk_internal_heat_slab_read_rows(gpk_internal_heat_slab *slab, size_t first, size_t count,
-                                                    double *out) {
-    return with_context(slab->ctx, [&] { slab->slab->read_rows(first, count, out); });
-}
-
-GPK_API gpk_status gpk_internal_heat_slab_row_stats(gpk_internal_heat_slab *slab, size_t first, size_t count,
-                                                    double *mins, double *maxs, double *sums) {
-    return with_context(slab->ctx, [&] { slab->slab->row_stats(first, count, mins, maxs, sums); });
-}
-
-GPK_API gpk_status gpk_internal_convolve(gpk_context *ctx, const gpk_convolve_params *params,
-                                         const gpk_image *in, const void *in_data, const gpk_image *out,
-                                         void *out_data, size_t range_begin, size_t range_end,
-                                         gpk_internal_range_fn range_fn, void *user) {
-    return with_context(ctx, [&] {
-        gpk::ConvolveJob job = convolve_job(params, in, in_data, out, out_data);
-        job.range_begin = range_begin;
-        job.range_end = range_end;
-        job.range_fn = range_fn;
-        job.range_user = user;
-        ctx->backend->convolve(job);
-    });
+        ctx, [&] { ctx->backend->convolve(gpk::convolve_job(params, in, in_data, out, out_data)); });
 }
 
 } // extern "C"

@@ -3,6 +3,7 @@
 
 #include "gpk.h"
 
+#include <cstddef>
 #include <vector>
 
 struct gpk_filter {
@@ -16,3 +17,14 @@ struct gpk_filter {
     bool integer_taps = false;
     double abs_sum = 0; // sum |taps| (separable: sum|row| * sum|col|): bounds integer accumulators
 };
+
+namespace gpk {
+
+// New filters with their taps checked (finite, and a finite sum of magnitudes) and the derived fields
+// filled in; the caller owns them. Errors are thrown (GPK_ERR_INVALID_ARGUMENT naming the argument).
+gpk_filter *new_filter_2d(size_t kh, size_t kw, const double *taps);
+gpk_filter *new_filter_separable(size_t row_len, const double *row, size_t col_len, const double *col);
+// The named filters of gpk_filter_create_named.
+gpk_filter *new_named_filter(const char *name);
+
+} // namespace gpk
