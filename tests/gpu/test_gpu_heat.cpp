@@ -653,7 +653,7 @@ bool test_pat1(gpk_context *cpu, gpk_context *gpu) {
     return true;
 }
 
-// A row's sum in the CUDA backend's documented order (lib/cuda/heat_kernels.cuh, row_stats_kernel): lane l
+// A row's sum in the CUDA backend's documented order (lib/cuda/heat/kernels.cuh, row_stats_kernel): lane l
 // of 32 adds columns l, l + 32, ... in order from 0.0, then a butterfly combines the lanes. Bit for bit, as
 // the device adds (each addition one IEEE double operation).
 double documented_row_sum(const double *row, size_t m) {

@@ -1,12 +1,12 @@
 // The heat pass kernels and the report's row statistics, shared by the whole-grid solver (heat.cu) and
-// libgpk_mpi's slabs (heat_slab.cu), so that both launch the very same kernels and every cell gets the same
-// bits. Every kernel is instantiated and launched in heat_pass.cu alone: one copy of each in the library,
+// libgpk_mpi's slabs (slab.cu), so that both launch the very same kernels and every cell gets the same
+// bits. Every kernel is instantiated and launched in pass.cu alone: one copy of each in the library,
 // whose attributes (the dynamic shared memory limit) are set on the very function pointer that is
 // launched.
 #pragma once
 
 #include "cuda/device_context.cuh"
-#include "cuda/heat_blocked.cuh"
+#include "cuda/heat/blocked.cuh"
 
 #include <cuda_runtime.h>
 #include <cstddef>
@@ -21,7 +21,7 @@ using PassFn = void (*)(Views, const double *, DeviceState *, PassShape, int, bo
 struct PassKernel {
     int levels, threads, min_blocks;
     PassFn plain, checking; // checking: the run's first pass, which also checks the inputs
-    PassFn partial;         // passes of fewer levels (heat_blocked.cuh)
+    PassFn partial;         // passes of fewer levels (blocked.cuh)
     size_t smem;            // dynamic shared memory of a block
 };
 
@@ -70,7 +70,7 @@ inline dim3 pass_grid(const PassShape &shape, size_t cols, size_t rows) {
 
 // A launch configuration; with `pdl` (programmatic dependent launch, compute capability 9.0 and later), the
 // kernel may launch before the kernel ahead of it in the stream ends: it must call wait_previous_kernel
-// (heat_kernels.cuh) before it reads anything that one wrote.
+// (kernels.cuh) before it reads anything that one wrote.
 struct LaunchConfig {
     cudaLaunchConfig_t config{};
     cudaLaunchAttribute attribute{};
@@ -95,7 +95,7 @@ void check_kernel_launch(cudaError_t launched, cudaError_t pending, const char *
                          size_t smem);
 
 // Launches a pass kernel (its checking form where `checking`) on `stream`, as the programmatic dependent
-// of the kernel before it where `pdl`; one that finishes itself where `finish` (heat_blocked.cuh), else one
+// of the kernel before it where `pdl`; one that finishes itself where `finish` (blocked.cuh), else one
 // that leaves its per-level block maxima in `partials` (null: none). A failed launch becomes a gpk::Error
 // (check_kernel_launch).
 void launch_pass(const PassKernel &k, bool checking, dim3 grid, cudaStream_t stream, const Views &g,

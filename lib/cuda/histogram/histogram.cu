@@ -1,7 +1,7 @@
 // Histogram dispatch: where the data lives, which tier counts it, how big the grid is, and the chunked
 // pipeline for data that is not (or not usably) on the device.
-#include "cuda/histogram.cuh"
-#include "cuda/histogram_kernels.cuh"
+#include "cuda/histogram/histogram.cuh"
+#include "cuda/histogram/kernels.cuh"
 #include "cuda/pipeline.cuh"
 
 #include <algorithm>

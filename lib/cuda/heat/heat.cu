@@ -7,12 +7,12 @@
 // passes may launch as programmatic dependents of the kernel before them (PDL, off by default: pdl_); no
 // allocation once the context holds buffers of the size. A resumed run (job.start_iteration,
 // job.fixed_rows) counts its iterations on from the checkpoint; batches and passes end at checkpoints, and
-// no batch is enqueued past one. Kernels: heat_kernels.cuh, heat_blocked.cuh, launched through heat_pass.cu
-// (which libgpk_mpi's slabs share, heat_slab.cu).
-#include "cuda/heat.cuh"
+// no batch is enqueued past one. Kernels: kernels.cuh, blocked.cuh, launched through pass.cu
+// (which libgpk_mpi's slabs share, slab.cu).
+#include "cuda/heat/heat.cuh"
 
-#include "cuda/heat_kernels.cuh"
-#include "cuda/heat_pass.cuh"
+#include "cuda/heat/kernels.cuh"
+#include "cuda/heat/pass.cuh"
 #include "cuda/pointer.cuh"
 #include "engine/error.hpp"
 #include "engine/heat_rules.hpp"
@@ -84,7 +84,7 @@ constexpr size_t kHostState[2] = {0, 256}, kHostLog = 512;
 constexpr size_t kHostRowStats = kHostLog + kLogCapacity * sizeof(double);
 static_assert(sizeof(DeviceState) <= 256, "work area layout");
 
-// A pass kernel as a run launches it: the choice (heat_pass.cuh; kernel null: none), its grid and shape.
+// A pass kernel as a run launches it: the choice (pass.cuh; kernel null: none), its grid and shape.
 struct PassPlan {
     PassChoice choice{};
     dim3 grid;
@@ -138,7 +138,7 @@ private:
     // Someone takes the final report (job_.final or on_report): else the final grid's statistics, a read of
     // the whole grid, are not made (a copy to tfinal still is, where one is due).
     bool report_wanted_ = true;
-    // A pass finishes itself in its last block (heat_blocked.cuh, finish_if_last);
+    // A pass finishes itself in its last block (blocked.cuh, finish_if_last);
     // GPK_TEST_HEAT_FINISH=kernel (NOTES.md, internal knobs) launches finish_pass_kernel after each pass
     // instead.
     bool finish_in_pass_ = true;
@@ -156,7 +156,7 @@ private:
     std::chrono::steady_clock::time_point start_;
 };
 
-// The pass kernels (heat_pass.cuh: the one chosen, or the first that fits; the tail kernel of shorter
+// The pass kernels (pass.cuh: the one chosen, or the first that fits; the tail kernel of shorter
 // passes) and their geometry: strips of W columns, H rows per block (plan_rows_per_block), remembered on the
 // context for the next call of the same shape.
 void HeatRun::plan_passes() {
@@ -336,7 +336,7 @@ void HeatRun::enqueue_pass(int levels, bool checking, bool to_final, bool tail) 
 }
 
 // `count` iterations in whole passes and the rest in one or two shorter ones (heat::split_passes; a pass of
-// every level takes the lean steps, heat_blocked.cuh), then, where the run can converge (threshold > 0), the
+// every level takes the lean steps, blocked.cuh), then, where the run can converge (threshold > 0), the
 // recomputation that runs only when the run converged inside one of them (on the run's kernel, whichever
 // kernel ran that pass: the same bits). The run's first pass checks the inputs; the pass that ends the run
 // writes a device tfinal, unless it is the checking one (nothing may be written to the outputs before the

@@ -12,7 +12,7 @@
 // asynchronous copies kAhead rows ahead of their use; the conductivity ring is long enough to serve every
 // level from it. The first pass of a run also checks its inputs (Check): every tinit and conductivity cell
 // is loaded by some thread at level 0, where a bad one sets a flag in the run state (no index: the host
-// finds the first bad cell in a separate scan, only once the flag is seen, heat_kernels.cuh).
+// finds the first bad cell in a separate scan, only once the flag is seen, kernels.cuh).
 //
 // Lean steps (rows wholly inside the block's owned range) skip the per-level range tests that general
 // steps make. In a pass of all T levels they compute every level; the checking pass takes them too (its
@@ -22,7 +22,7 @@
 // checking pass (once a run, in runs whose first batch is shorter than a pass) takes general steps.
 #pragma once
 
-#include "cuda/heat_kernels.cuh"
+#include "cuda/heat/kernels.cuh"
 
 #include <cuda_pipeline.h>
 #include <type_traits>
@@ -33,7 +33,7 @@ struct PassShape {
     int strip;          // W: owned columns per block
     int rows_per_block; // H
     // The rows a launch computes, [row_begin, row_end) within 1..N: every row for a whole grid; a slab's
-    // own rows, or a part of them, for libgpk_mpi (heat_slab.cu). Rows outside are read, never written.
+    // own rows, or a part of them, for libgpk_mpi (slab.cu). Rows outside are read, never written.
     long long row_begin, row_end;
 };
 

@@ -1,14 +1,14 @@
 // The CUDA backend's heat slab (engine/heat_slab.hpp) for libgpk_mpi: the rank's rows stay on the device
 // between passes and are advanced by the whole-grid solver's own pass kernel, chosen the same way
-// (heat_pass.cuh: the one instantiation of each kernel, its shared memory limit set on the pointer
+// (pass.cuh: the one instantiation of each kernel, its shared memory limit set on the pointer
 // launched), launched on a range of rows. With a halo exchange, a pass launches the edge rows first (the
 // first and last `depth` own rows), copies them to pinned buffers on a second stream while the rows between
 // compute, hands them to the exchange on the host, and copies the received rows into the result's halo rows
 // while the kernel still runs (other rows of the same grid). Every iteration's maxdiff over the own rows
 // comes back in one small copy per pass.
 #include "cuda/device_context.cuh"
-#include "cuda/heat_pass.cuh"
-#include "cuda/heat_slab.cuh"
+#include "cuda/heat/pass.cuh"
+#include "cuda/heat/slab.cuh"
 #include "engine/error.hpp"
 
 #include <algorithm>

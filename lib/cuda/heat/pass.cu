@@ -1,10 +1,10 @@
 // The heat pass kernels built, the choice among them, and the launches of every kernel that both the
-// whole-grid solver (heat.cu) and libgpk_mpi's slabs (heat_slab.cu) run: this file alone instantiates them
-// (heat_pass.cuh).
-#include "cuda/heat_pass.cuh"
+// whole-grid solver (heat.cu) and libgpk_mpi's slabs (slab.cu) run: this file alone instantiates them
+// (pass.cuh).
+#include "cuda/heat/pass.cuh"
 
 #include "cuda/check.cuh"
-#include "cuda/heat_kernels.cuh"
+#include "cuda/heat/kernels.cuh"
 #include "engine/error.hpp"
 
 #include <algorithm>
@@ -31,7 +31,7 @@ template <int T, int Threads, int B, bool Lean> constexpr PassFn partial_form() 
 }
 
 template <int T, int Threads, int B, bool Lean = true> constexpr PassKernel pass_kernel_of() {
-    static_assert(T <= kMaxPassLevels, "heat_kernels.cuh: kMaxPassLevels is the deepest kernel");
+    static_assert(T <= kMaxPassLevels, "kernels.cuh: kMaxPassLevels is the deepest kernel");
     return {T,
             Threads,
             B,
@@ -46,7 +46,7 @@ template <int T, int Threads, int B, bool Lean = true> constexpr PassKernel pass
 // GPK_TEST_HEAT_PASS_LEVELS=L (iterations per pass: the first kernel of at least L levels runs passes of at
 // most L) and GPK_TEST_HEAT_KERNEL=T/B (the kernel of T levels, B blocks per SM) exist for tests and
 // benchmarks: every choice gives the same bits. 6 levels is the deepest pass whose lean steps
-// (heat_blocked.cuh) fit 128 registers without spilling (ptxas, sm_90); 7 spills; 8/2 takes general steps
+// (blocked.cuh) fit 128 registers without spilling (ptxas, sm_90); 7 spills; 8/2 takes general steps
 // only (with lean ones it spilled 304 bytes; round 1's default, 0.807 ms an iteration at 16384² on the
 // H100); 8/1 and 12/1 have a whole SM's registers for 8 warps.
 constexpr PassKernel kPassKernels[] = {pass_kernel_of<6, 256, 2>(), pass_kernel_of<4, 256, 2>(),

@@ -39,7 +39,7 @@ __device__ __forceinline__ int pass_destination(int source, bool to_final) {
     return to_final ? kFinal : (source == kGrid0 ? kGrid1 : kGrid0);
 }
 
-// The deepest pass kernel built (heat_pass.cu).
+// The deepest pass kernel built (pass.cu).
 constexpr int kMaxPassLevels = 12;
 
 // Device-side progress of a run. The host enqueues iterations in batches and reads this once per batch.
@@ -61,7 +61,7 @@ struct DeviceState {
     double *log;
     unsigned log_capacity;
     int redo_to_final;
-    // A pass that finishes itself (heat_blocked.cuh, finish_if_last): the blocks that have folded their
+    // A pass that finishes itself (blocked.cuh, finish_if_last): the blocks that have folded their
     // maxima in, and each level's maximum over them as the bits of a double (non-negative doubles order as
     // their bits, so an integer atomicMax folds them exactly). The pass's last block takes both back to 0.
     unsigned arrived;
@@ -69,7 +69,7 @@ struct DeviceState {
 };
 
 // Waits for the kernel before this one in the stream where this one was launched as its programmatic
-// dependent (PDL, heat_pass.cu: the launch and block set-up overlap the previous kernel's end; this wait
+// dependent (PDL, pass.cu: the launch and block set-up overlap the previous kernel's end; this wait
 // then returns once that kernel has ended and its writes are visible); a no-op otherwise. Then lets the
 // next kernel launch early in the same way. Called before anything that kernel wrote is read.
 __device__ __forceinline__ void wait_previous_kernel() {
@@ -156,7 +156,7 @@ __device__ __forceinline__ void finish_pass(const double (&lm)[kMaxPassLevels], 
 
 // finish_pass as a kernel of its own after a pass whose blocks left per-level maxima in
 // partials[level * nparts + b] (GPK_TEST_HEAT_FINISH=kernel, NOTES.md, internal knobs; by default a pass
-// finishes itself, heat_blocked.cuh). One block: the warps share out the levels (kWarps / levels warps a
+// finishes itself, blocked.cuh). One block: the warps share out the levels (kWarps / levels warps a
 // level, levels <= kWarps), each lane keeping 8 loads in flight. max is exact: the same bits in any order.
 template <int Threads>
 __global__ void __launch_bounds__(Threads)
@@ -201,7 +201,7 @@ __global__ void __launch_bounds__(Threads)
 // `copy_unless_final`, only where the newest grid is not tfinal (kFinal) and no bad input was found (nothing
 // reaches the outputs then), decided here for statistics enqueued before the host has seen the run's end.
 // Without Stats the kernel only copies (a run whose final report nobody asked for), and row_min, row_max
-// and row_sum are not touched. Launched through heat_pass.cu only (one instantiation of each form in the
+// and row_sum are not touched. Launched through pass.cu only (one instantiation of each form in the
 // library).
 template <int Threads, bool Stats>
 __global__ void __launch_bounds__(Threads)
