@@ -3,8 +3,7 @@
 // iteration). What a call costs beside its iterations is kept small: device inputs are read in place by
 // the first pass, which also checks them (a flag; the first bad cell is looked for only once it is set);
 // the pass that ends the run writes a device tfinal directly, or else the final row statistics copy the
-// grid into it as they read it; each pass finishes itself in its last block (no kernel between passes);
-// passes may launch as programmatic dependents of the kernel before them (PDL, off by default: pdl_); no
+// grid into it as they read it; each pass finishes itself in its last block (no kernel between passes); no
 // allocation once the context holds buffers of the size. A resumed run (job.start_iteration,
 // job.fixed_rows) counts its iterations on from the checkpoint; batches and passes end at checkpoints, and
 // no batch is enqueued past one. Kernels: kernels.cuh, blocked.cuh, launched through pass.cu
@@ -39,9 +38,6 @@ using heat::PassKernel;
 using heat::PassShape;
 using heat::Views;
 
-// finish_pass_kernel's block: a warp or more per level of the deepest pass kernel.
-constexpr int kFinishThreads = 1024;
-static_assert(kFinishThreads / 32 >= heat::kMaxPassLevels, "finish_pass_kernel: fewer warps than levels");
 constexpr unsigned kLogCapacity = 4096;
 constexpr size_t kMaxBatch = 1024; // iterations enqueued before the host looks at the state
 
@@ -68,17 +64,12 @@ size_t round_up(size_t n, size_t to) {
     return (n + to - 1) / to * to;
 }
 
-// The device work area: the state, the maxdiff log, per-block maxima and the rows' statistics (min, max and
-// sum of each row, N each); and its pinned mirror for what the host reads back (two state slots: two
-// batches may be in flight). The state comes first in both, so that one copy starts a run.
+// The device work area: the state, the maxdiff log and the rows' statistics (min, max and sum of each row,
+// N each); and its pinned mirror for what the host reads back (two state slots: two batches may be in
+// flight). The state comes first in both, so that one copy starts a run.
 struct WorkLayout {
-    static constexpr size_t state = 0, log = 512;
-    size_t level_partials, row_stats, bytes;
-    WorkLayout(size_t level_parts, size_t rows) {
-        level_partials = log + round_up(kLogCapacity * sizeof(double), 256);
-        row_stats = level_partials + round_up(level_parts * sizeof(double), 256);
-        bytes = row_stats + round_up(3 * rows * sizeof(double), 256);
-    }
+    static constexpr size_t state = 0, log = 512, row_stats = log + kLogCapacity * sizeof(double);
+    static size_t bytes(size_t rows) { return row_stats + round_up(3 * rows * sizeof(double), 256); }
 };
 constexpr size_t kHostState[2] = {0, 256}, kHostLog = 512;
 constexpr size_t kHostRowStats = kHostLog + kLogCapacity * sizeof(double);
@@ -127,29 +118,15 @@ private:
     cudaStream_t stream_;
     // tinit is read in place where it is device memory and no fixed rows replace its edge rows.
     bool tinit_on_device_ = false, tinit_in_place_ = false, cond_on_device_ = false, tfinal_direct_ = false;
-    // Kernels of a batch launch as programmatic dependents of the one before where GPK_TEST_HEAT_PDL=1 asks
-    // (compute capability 9.0 and later; off by default: on the H100 it made calls of 50-100 iterations at
-    // 16384^2 7-8% slower and gained nothing at 4096^2, NOTES.md, internal knobs).
-    bool pdl_ = false;
     // The recomputation of a pass that converged inside is launched after every batch of a run that can
-    // converge (threshold > 0); a run of threshold 0 cannot (maxdiff < 0 never holds), so none is launched
-    // unless GPK_TEST_HEAT_RECOMP=1 (NOTES.md, internal knobs) asks for it as before.
+    // converge (threshold > 0); a run of threshold 0 cannot (maxdiff < 0 never holds).
     bool recompute_launch_ = true;
     // Someone takes the final report (job_.final or on_report): else the final grid's statistics, a read of
     // the whole grid, are not made (a copy to tfinal still is, where one is due).
     bool report_wanted_ = true;
-    // A pass finishes itself in its last block (blocked.cuh, finish_if_last);
-    // GPK_TEST_HEAT_FINISH=kernel (NOTES.md, internal knobs) launches finish_pass_kernel after each pass
-    // instead.
-    bool finish_in_pass_ = true;
-    // GPK_TEST_HEAT_OLD_IO=1 (NOTES.md, internal knobs): the state is copied from the host before the first
-    // pass, and the final statistics of a quiet run follow the last batch's read-back copies, as before the
-    // halo kernel wrote the state and the statistics went ahead of those copies.
-    bool old_io_ = false;
     Views views_{};
     const double *cond_ = nullptr;
     char *work_ = nullptr, *host_ = nullptr;
-    WorkLayout layout_{0, 0};
     // The run's pass kernel, and the kernel of a batch's shorter passes (heat::choose_tail_kernel).
     PassPlan run_{}, tail_{};
     std::unique_ptr<double[]> checkpoint_; // N*M where checkpoints are asked for
@@ -200,13 +177,7 @@ void HeatRun::allocate() {
     const size_t N = job_.rows, M = job_.cols;
     const size_t pitch = (M + 31) / 32 * 32; // 256-byte rows
     HeatBuffers &hb = ctx_.heat();
-    // Per-block maxima only for passes finished by a kernel of their own (GPK_TEST_HEAT_FINISH=kernel).
-    size_t level_parts = 0;
-    for (const PassPlan *p : {&run_, &tail_})
-        if (p->choice.kernel && !finish_in_pass_)
-            level_parts =
-                std::max(level_parts, (size_t)p->grid.x * p->grid.y * (size_t)p->choice.kernel->levels);
-    layout_ = WorkLayout(level_parts, N);
+    const size_t work_bytes = WorkLayout::bytes(N);
     // The C boundary checked that (N+2)*(M+2) fits; the padded rows may not.
     if (N + 2 > SIZE_MAX / (2 * sizeof(double)) / pitch)
         fail(GPK_ERR_OUT_OF_MEMORY, "heat: a " + std::to_string(N) + " x " + std::to_string(M) +
@@ -215,10 +186,10 @@ void HeatRun::allocate() {
     const size_t cond_bytes = cond_on_device_ ? 0 : N * M * sizeof(double);
     const char *knob = std::getenv("GPK_TEST_DEVICE_MEMORY_LIMIT");
     if (knob && !*knob) knob = nullptr;
-    const bool new_work = layout_.bytes > hb.work.capacity(); // grow() allocates it anew below
+    const bool new_work = work_bytes > hb.work.capacity(); // grow() allocates it anew below
     const bool grows = grid_bytes > hb.grids.capacity() || cond_bytes > hb.cond.capacity() || new_work;
     if (grows || knob) {
-        const size_t need = grid_bytes + cond_bytes + layout_.bytes + (1 << 16);
+        const size_t need = grid_bytes + cond_bytes + work_bytes + (1 << 16);
         size_t usable = usable_device_memory(hb.held(), knob);
         if (need > usable && !knob) { // band buffers of earlier convolutions and histograms may be in the way
             ctx_.release_lane_buffers();
@@ -241,7 +212,7 @@ void HeatRun::allocate() {
     views_.v[heat::kInitial] = {const_cast<double *>(job_.tinit), (long long)M, 1, NN};
     views_.v[heat::kFinal] = {job_.tfinal, (long long)M, 1, NN};
     cond_ = cond_on_device_ ? job_.conductivity : static_cast<double *>(ctx_.grow(hb.cond, cond_bytes));
-    work_ = static_cast<char *>(ctx_.grow(hb.work, layout_.bytes));
+    work_ = static_cast<char *>(ctx_.grow(hb.work, work_bytes));
     // A new work area's maxdiff log is zeroed once: a batch's read-back copies its whole range of the log,
     // and passes after a bad input or after convergence write none of it (finish_pass), so that copy would
     // read bytes never written (compute-sanitizer initcheck on a context's first run); the host never uses
@@ -292,12 +263,10 @@ void HeatRun::upload() {
     s.log_capacity = kLogCapacity;
     s.redo_to_final = tfinal_direct_;
     host_state(0) = s;
-    // The halo kernel writes the state, unless fixed rows replace it or GPK_TEST_HEAT_OLD_IO=1 asks for the
-    // copy from the host.
-    const bool state_by_kernel = fixed.empty() && !old_io_;
+    // The halo kernel writes the state, unless fixed rows replace it.
     if (fixed.empty()) {
         heat::halo_rows_kernel<<<(unsigned)std::min<size_t>((M + 255) / 256, 1024), 256, 0, stream_>>>(
-            views_, initial, state_by_kernel ? work<DeviceState>(WorkLayout::state) : nullptr, s);
+            views_, initial, work<DeviceState>(WorkLayout::state), s);
         check_launch("heat halo_rows_kernel");
     } else {
         for (int b = heat::kGrid0; b <= heat::kGrid1; ++b)
@@ -310,29 +279,19 @@ void HeatRun::upload() {
         check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize (fixed rows)");
     }
     if (job_.on_report && job_.period)
-        check(cudaMemsetAsync(work_ + layout_.row_stats, 0, 3 * N * sizeof(double), stream_),
+        check(cudaMemsetAsync(work_ + WorkLayout::row_stats, 0, 3 * N * sizeof(double), stream_),
               "cudaMemsetAsync (row statistics)");
-    if (!state_by_kernel)
+    if (!fixed.empty())
         check(cudaMemcpyAsync(work_, host_, sizeof(DeviceState), cudaMemcpyHostToDevice, stream_),
               "cudaMemcpyAsync (state)");
 }
 
-// A pass of `levels` iterations, on the tail kernel where `tail`, and the bookkeeping of its maxdiffs (in
-// its last block, or a kernel of its own).
+// A pass of `levels` iterations, on the tail kernel where `tail`; it finishes itself in its last block.
 void HeatRun::enqueue_pass(int levels, bool checking, bool to_final, bool tail) {
     const PassPlan &pass = tail ? tail_ : run_;
-    const dim3 grid = pass.grid;
-    heat::launch_pass(*pass.choice.kernel, checking, grid, stream_, views_, cond_,
-                      work<DeviceState>(WorkLayout::state), pass.shape, levels, to_final, false,
-                      finish_in_pass_ ? nullptr : work<double>(layout_.level_partials), finish_in_pass_,
-                      "heat pass_kernel", pdl_);
-    if (finish_in_pass_) return;
-    const cudaError_t pending = cudaPeekAtLastError();
-    const heat::LaunchConfig c(dim3(1), kFinishThreads, 0, stream_, pdl_);
-    const cudaError_t launched = cudaLaunchKernelEx(
-        &c.config, heat::finish_pass_kernel<kFinishThreads>, work<double>(layout_.level_partials),
-        (int)(grid.x * grid.y), levels, to_final, work<DeviceState>(WorkLayout::state));
-    heat::check_kernel_launch(launched, pending, "heat finish_pass_kernel", dim3(1), kFinishThreads, 0);
+    heat::launch_pass(*pass.choice.kernel, checking, pass.grid, stream_, views_, cond_,
+                      work<DeviceState>(WorkLayout::state), pass.shape, levels, to_final, false, nullptr,
+                      true, "heat pass_kernel");
 }
 
 // `count` iterations in whole passes and the rest in one or two shorter ones (heat::split_passes; a pass of
@@ -353,7 +312,7 @@ void HeatRun::enqueue_iterations(size_t count, bool first_batch, bool ends_run) 
     if (!recompute_launch_) return;
     heat::launch_pass(*run_.choice.kernel, false, run_.grid, stream_, views_, cond_,
                       work<DeviceState>(WorkLayout::state), run_.shape, 0, false, true, nullptr, false,
-                      "heat pass_kernel (recomputation)", pdl_);
+                      "heat pass_kernel (recomputation)");
 }
 
 // Statistics of the newest grid's rows, copied to the host; a periodic one is skipped once the run has
@@ -364,7 +323,7 @@ void HeatRun::enqueue_stats(bool periodic, double *copy_to_final, bool copy_unle
     const size_t N = job_.rows;
     const bool stats = periodic || report_wanted_;
     if (!stats && !copy_to_final) return;
-    double *rs = stats ? work<double>(layout_.row_stats) : nullptr;
+    double *rs = stats ? work<double>(WorkLayout::row_stats) : nullptr;
     heat::launch_row_stats(stream_, views_, work<DeviceState>(WorkLayout::state), periodic, 1, N, rs,
                            stats ? rs + N : nullptr, stats ? rs + 2 * N : nullptr, copy_to_final, job_.cols,
                            copy_unless_final);
@@ -504,15 +463,8 @@ void HeatRun::run() {
     tfinal_direct_ = job_.tfinal && reinterpret_cast<uintptr_t>(job_.tfinal) % alignof(double) == 0 &&
                      on_device(job_.tfinal);
     tinit_in_place_ = tinit_on_device_ && !job_.fixed_rows;
-    const char *pdl_knob = std::getenv("GPK_TEST_HEAT_PDL");
-    pdl_ = ctx_.limits().compute_major >= 9 && pdl_knob && std::strcmp(pdl_knob, "1") == 0;
-    const char *recomp_knob = std::getenv("GPK_TEST_HEAT_RECOMP");
-    recompute_launch_ = job_.threshold > 0 || (recomp_knob && std::strcmp(recomp_knob, "1") == 0);
-    const char *finish_knob = std::getenv("GPK_TEST_HEAT_FINISH");
-    finish_in_pass_ = !(finish_knob && std::strcmp(finish_knob, "kernel") == 0);
+    recompute_launch_ = job_.threshold > 0;
     report_wanted_ = job_.final || job_.on_report;
-    const char *io_knob = std::getenv("GPK_TEST_HEAT_OLD_IO");
-    old_io_ = io_knob && std::strcmp(io_knob, "1") == 0;
     plan_passes();
     allocate();
     upload();
@@ -549,9 +501,8 @@ void HeatRun::run() {
             // A quiet run's final statistics go right behind the passes, ahead of the read-back copies, so
             // that the stream turns from kernels to copies once.
             final_stats = quiet && end == job_.maxiter;
-            if (final_stats && !old_io_) enqueue_stats(false, tfinal_direct_ ? job_.tfinal : nullptr, true);
+            if (final_stats) enqueue_stats(false, tfinal_direct_ ? job_.tfinal : nullptr, true);
             enqueue_readback(next_slot, enqueued, end);
-            if (final_stats && old_io_) enqueue_stats(false, tfinal_direct_ ? job_.tfinal : nullptr, true);
             flight[in_flight++] = {enqueued, end, next_slot, enqueued == start};
             next_slot ^= 1;
             enqueued = end;
