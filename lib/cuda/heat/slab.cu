@@ -12,7 +12,6 @@
 #include "engine/error.hpp"
 
 #include <algorithm>
-#include <cstdlib>
 #include <string>
 #include <utility>
 
@@ -79,15 +78,10 @@ private:
     Event edges_done_, sent_;
     Partials slots_[kLaunches]{};
     size_t slot_capacity_ = 0; // doubles per slot
-    // The exchange overlaps the rows between the edges; GPK_TEST_MPI_OVERLAP=0 (NOTES.md, internal knobs)
-    // computes them first instead, for benchmarks of what the overlap hides.
-    bool overlap_ = true;
 };
 
 CudaHeatSlab::CudaHeatSlab(DeviceContext &ctx, const HeatSlabJob &job)
     : ctx_(ctx), device_(ctx.device()), rows_(job.rows), cols_(job.cols) {
-    const char *knob = std::getenv("GPK_TEST_MPI_OVERLAP");
-    overlap_ = !(knob && std::string(knob) == "0");
     pitch_ = (cols_ + 31) / 32 * 32;
     cells_.reserve(2 * rows_ * pitch_ * sizeof(double));
     cond_.reserve((rows_ - 2) * cols_ * sizeof(double));
@@ -196,13 +190,12 @@ void CudaHeatSlab::exchanged_pass(int levels, size_t own_begin, size_t own_end, 
     const cudaStream_t main = ctx_.main(), copies = copies_.get();
     launch(own_begin, edge_top, levels, 0, main);
     launch(edge_bottom, own_end, levels, 2, main);
-    if (!overlap_) launch(edge_top, edge_bottom, levels, 1, main); // the benchmark's reference
     edges_done_.record(main);
     edges_done_.make_wait(copies);
     copy_rows(send[0], grid_[1], own_begin, d, copies, true);
     copy_rows(send[1], grid_[1], own_end - d, d, copies, true);
     sent_.record(copies);
-    if (overlap_) launch(edge_top, edge_bottom, levels, 1, main);
+    launch(edge_top, edge_bottom, levels, 1, main);
     sent_.wait_host();
     once.run();
     if (x.up) copy_rows(recv[0], grid_[1], own_begin - d, d, copies, false);
