@@ -234,7 +234,7 @@ void HeatSolver::run() {
     start_ = std::chrono::steady_clock::now();
     size_t done = job_.start_iteration; // a resumed run counts on from its checkpoint
     double maxdiff = 0;
-    const char *stopped_by = nullptr; // the callback that cancelled the run
+    HeatCallback stopped_by = HeatCallback::none; // the callback that cancelled the run
     bool stats_valid = false, tfinal_written = false;
     // Someone takes the final report: else the final grid's per-row results are not made.
     const bool report_wanted = job_.final || job_.on_report;
@@ -254,17 +254,19 @@ void HeatSolver::run() {
             size_t iter = done + s;
             maxdiff = pass_maxdiff_[s - 1];
             bool converged = maxdiff < job_.threshold;
-            if (!converged && job_.period > 0 && iter % job_.period == 0 && job_.on_report) {
-                gpk_heat_report r = report(iter, maxdiff); // s == iterations: passes end at reports
-                if (job_.on_report(&r, 0, job_.user_data)) stopped_by = stopped_by ? stopped_by : "report";
-            }
-            if (job_.on_progress && job_.progress_interval > 0 && iter % job_.progress_interval == 0 &&
-                job_.on_progress(iter, maxdiff, elapsed(), job_.user_data))
-                stopped_by = stopped_by ? stopped_by : "progress";
-            if (!converged && heat_checkpoint_due(job_, iter) && checkpoint(iter, maxdiff))
-                stopped_by = stopped_by ? stopped_by : "checkpoint";
-            if (stopped_by && (converged || iter == job_.maxiter)) stopped_by = nullptr; // ended anyway
-            if (converged || stopped_by) stop_at = s;
+            stopped_by = heat_deliver(
+                job_, iter, converged,
+                [&] {
+                    if (!job_.on_report) return false;
+                    gpk_heat_report r = report(iter, maxdiff); // s == iterations: passes end at reports
+                    return job_.on_report(&r, 0, job_.user_data) != 0;
+                },
+                [&] {
+                    return job_.on_progress &&
+                           job_.on_progress(iter, maxdiff, elapsed(), job_.user_data) != 0;
+                },
+                [&] { return checkpoint(iter, maxdiff); });
+            if (converged || stopped_by != HeatCallback::none) stop_at = s;
         }
         if (stop_at && stop_at < mode.iterations) { // src_ (or tinit) is untouched: redo up to stop_at
             mode.iterations = stop_at;
@@ -281,14 +283,8 @@ void HeatSolver::run() {
     }
     // The newest grid is src_, unless the last pass wrote tfinal instead (and then the per-row results).
     finish_from(src_, report_wanted && !stats_valid, job_.tfinal && !tfinal_written);
-    if (report_wanted) {
-        gpk_heat_report final_report = report(done, maxdiff);
-        if (job_.final) *job_.final = final_report;
-        if (job_.on_report) job_.on_report(&final_report, 1, job_.user_data);
-    }
-    if (stopped_by)
-        fail(GPK_ERR_CANCELLED, std::string("heat: cancelled by the ") + stopped_by +
-                                    " callback at iteration " + std::to_string(done));
+    if (report_wanted) heat_final_report(job_, report(done, maxdiff));
+    if (stopped_by != HeatCallback::none) heat_cancelled(stopped_by, done);
 }
 
 } // namespace

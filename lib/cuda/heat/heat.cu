@@ -99,7 +99,7 @@ private:
     bool callback_due(size_t it) const;
     [[noreturn]] void report_bad_inputs();
     size_t batch_end(size_t done, size_t batch) const;
-    const char *deliver_callbacks(size_t done, size_t last, const DeviceState &st);
+    HeatCallback deliver_callbacks(size_t done, size_t last, const DeviceState &st);
     bool checkpoint(size_t iter, double maxdiff, int buffer);
     gpk_heat_report report(size_t niter, double maxdiff, double seconds) const;
     double seconds() const;
@@ -431,30 +431,25 @@ double HeatRun::seconds() const {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
 }
 
-// The callbacks due in iterations done+1..last of a batch (batches end where one is due), in the CPU
-// backend's order (periodic report, progress, checkpoint). Returns the callback that asked to stop, or
-// null. A stop asked on the iteration that ends the run anyway (convergence, maxiter) is no cancellation.
-// No checkpoint at the iteration that converged (heat_checkpoint_due excludes maxiter).
-const char *HeatRun::deliver_callbacks(size_t done, size_t last, const DeviceState &st) {
+// The callbacks due in iterations done+1..last of a batch (batches end where one is due), by the rules of
+// heat_deliver. Returns the callback that asked to stop, or none. No checkpoint at the iteration that
+// converged (heat_checkpoint_due excludes maxiter).
+HeatCallback HeatRun::deliver_callbacks(size_t done, size_t last, const DeviceState &st) {
     const bool converged = st.converged != 0;
-    const char *stopped_by = nullptr;
     for (size_t it = done + 1; it <= last; ++it) {
         const double maxdiff = host_log(it);
-        const bool converged_here = converged && it == last;
-        if (!converged_here && job_.on_report && job_.period && it % job_.period == 0) {
-            gpk_heat_report r = report(it, maxdiff, seconds()); // stats of the batch's last grid
-            if (job_.on_report(&r, 0, job_.user_data) && !stopped_by) stopped_by = "report";
-        }
-        if (job_.on_progress && job_.progress_interval && it % job_.progress_interval == 0 &&
-            job_.on_progress(it, maxdiff, seconds(), job_.user_data) && !stopped_by)
-            stopped_by = "progress";
-        if (!converged_here && heat_checkpoint_due(job_, it) && checkpoint(it, maxdiff, st.buffer) &&
-            !stopped_by)
-            stopped_by = "checkpoint";
-        if (stopped_by && (converged_here || it == job_.maxiter)) stopped_by = nullptr;
-        if (stopped_by) return stopped_by;
+        const HeatCallback stop = heat_deliver(
+            job_, it, converged && it == last,
+            [&] {
+                if (!job_.on_report) return false;
+                gpk_heat_report r = report(it, maxdiff, seconds()); // stats of the batch's last grid
+                return job_.on_report(&r, 0, job_.user_data) != 0;
+            },
+            [&] { return job_.on_progress && job_.on_progress(it, maxdiff, seconds(), job_.user_data) != 0; },
+            [&] { return checkpoint(it, maxdiff, st.buffer); });
+        if (stop != HeatCallback::none) return stop;
     }
-    return nullptr;
+    return HeatCallback::none;
 }
 
 void HeatRun::run() {
@@ -491,7 +486,7 @@ void HeatRun::run() {
     size_t done = start, enqueued = start, batch = quiet && !(job_.threshold > 0) ? max_batch : L;
     bool final_stats = false;
     DeviceState st{};
-    const char *stopped_by = nullptr;
+    HeatCallback stopped_by = HeatCallback::none;
     for (;;) {
         while (in_flight < 2 && enqueued < job_.maxiter &&
                (in_flight == 0 || !callback_due(flight[in_flight - 1].end))) {
@@ -520,7 +515,7 @@ void HeatRun::run() {
         const size_t last = st.converged ? (size_t)st.niter : b.end;
         stopped_by = deliver_callbacks(done, last, st);
         done = last;
-        if (st.converged || stopped_by || done == job_.maxiter) break;
+        if (st.converged || stopped_by != HeatCallback::none || done == job_.maxiter) break;
     }
     // After any batch still in flight, whose kernels return at once. A device tfinal that the run did not
     // end on gets the newest grid from the statistics kernel, which reads it anyway.
@@ -534,14 +529,8 @@ void HeatRun::run() {
               "cudaMemcpy2DAsync (tfinal)");
     }
     check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize (heat final)");
-    if (report_wanted_) {
-        gpk_heat_report r = report(done, host_log(done), seconds());
-        if (job_.final) *job_.final = r;
-        if (job_.on_report) job_.on_report(&r, 1, job_.user_data);
-    }
-    if (stopped_by)
-        fail(GPK_ERR_CANCELLED, std::string("heat: cancelled by the ") + stopped_by +
-                                    " callback at iteration " + std::to_string(done));
+    if (report_wanted_) heat_final_report(job_, report(done, host_log(done), seconds()));
+    if (stopped_by != HeatCallback::none) heat_cancelled(stopped_by, done);
 }
 
 } // namespace
