@@ -94,11 +94,8 @@ inline __attribute__((always_inline)) RowStats row_stats_impl(const double *row,
 // row_stats_impl in 32-byte vectors of four lanes, for the AVX2 and AVX-512 variants: the sum's four lanes
 // are one vector (columns c..c+3, then c+4..c+7: each lane adds its columns in the same order), the minimum
 // and maximum's eight lanes two vectors each, the rest as row_stats_impl takes it; so the same bits, in one
-// sweep of the row. GCC makes less of row_stats_impl's two loops: a 4096-column row took 2.1 us (AVX-512)
-// and 1.7 (AVX2) against 0.7 and 0.65 this way on the development machine (Sapphire Rapids class, a
-// microbenchmark outside the tree); a heat report's statistics at 4096^2 went from 4.7-5.1 ms of a call to
-// 0.9-2.0 (bench_cpu --only heat). The baseline variant keeps row_stats_impl (32-byte vectors in SSE2
-// registers were slower).
+// sweep of the row: GCC makes less of row_stats_impl's two loops. The baseline variant keeps row_stats_impl
+// (32-byte vectors in SSE2 registers are slower).
 typedef double RowVec __attribute__((vector_size(32)));
 
 inline __attribute__((always_inline)) RowStats row_stats_vec_impl(const double *row, size_t m) {

@@ -180,9 +180,8 @@ __device__ __forceinline__ void add_vector(Tier &tier, const Vec16<T> &w, unsign
 
 // Counts p[0..n) whose first sample is of channel c0, with thread `tid` of `nthreads`: a scalar head up to
 // 16-byte alignment, 16-byte loads two at a time, a scalar tail. Single-channel modes load the next two
-// vectors before counting the current two, so that a thread's loads are in flight while it adds (without,
-// the u8 8192^2 case read DRAM at 50% of its peak); the other modes' registers have no room for them (they
-// spilled).
+// vectors before counting the current two, so that a thread's loads are in flight while it adds; the other
+// modes' registers have no room for them (they spill).
 template <class T, Mode M, class Tier>
 __device__ void count_span(Tier &tier, const T *p, size_t n, unsigned c0, const BinRule &r, size_t tid,
                            size_t nthreads) {
@@ -280,7 +279,7 @@ __device__ inline void finish_in_last_block(const Finish &f, unsigned long long 
 // block takes rows in turn.
 // Blocks per SM the kernel is compiled for: the shared tier's single-channel kernels keep to 40 registers, so
 // that three blocks of 512 threads (the shared memory of 256 bins allows three) fit an SM's registers with
-// the loads of count_span in flight; the others to 64 (two blocks), as ptxas chose for them before.
+// the loads of count_span in flight; the others to 64 (two blocks).
 template <Mode M, class Tier>
 constexpr int kMinBlocks = single_channel(M) && std::is_same<Tier, SharedTier>::value ? 3 : 2;
 
