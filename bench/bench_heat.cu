@@ -2,15 +2,13 @@
 // halo columns wrapped first, a maxdiff reduction, and the host reading maxdiff back every iteration.
 // Prints the median per-iteration time, GCells/s, the effective bandwidth of one pass per iteration (24
 // bytes per cell) as a fraction of the device-to-device ceiling, and the ratio; checks gpk's grid against
-// the peer's after the same iterations. Then, per size, each pass kernel of the library (the internal knob
-// GPK_TEST_HEAT_KERNEL) and a call's fixed cost: whole synchronous calls of 1, 2, 8, 50 and 100 iterations
-// through the C API, the cost outside the iterations being T(50) - 50 * (T(100) - T(50)) / 50, with device
-// pointers (also with programmatic dependent launch, GPK_TEST_HEAT_PDL=1, with a finishing kernel after
-// each pass, GPK_TEST_HEAT_FINISH=kernel, with shorter passes in the plain form's general steps,
-// GPK_TEST_HEAT_PARTIAL=0, and on the run's kernel, GPK_TEST_HEAT_TAIL=0) and (at the smaller size)
-// pageable host pointers; and the intercept of a least-squares line through calls of 6 to 96 iterations
-// (interleaved rounds: at 16384^2 the two-call difference swings by several iterations).
-// `bench_heat sweep N [H...]` times kernels and block heights at N x N;
+// the peer's after the same iterations. Then, per size, each pass kernel of the library (6/2, and the 4/2
+// and 4/4 that devices with less shared memory a block take, reached by capping it: GPK_TEST_SHARED_LIMIT)
+// and a call's fixed cost: whole synchronous calls of 1, 2, 8, 50 and 100 iterations through the C API, the
+// cost outside the iterations being T(50) - 50 * (T(100) - T(50)) / 50, with device pointers and (at the
+// smaller size) pageable host pointers; and the intercept of a least-squares line through calls of 6 to 96
+// iterations (interleaved rounds: at 16384^2 the two-call difference swings by several iterations).
+// `bench_heat sweep N [H...]` times kernels and block heights at N x N (GPK_TEST_HEAT_ROWS);
 // `bench_heat profile N [ITERS]` makes two calls for a profiler; `bench_heat fixed N ROUNDS [NAME=VALUE...]`
 // alternates a call's fixed cost with and without internal knobs.
 #include "gpk.h"
@@ -332,35 +330,34 @@ struct KnobSetting {
     KnobSetting &operator=(const KnobSetting &) = delete;
 };
 
-// One pass kernel (GPK_TEST_HEAT_KERNEL=T/B: up to T iterations a pass, B blocks per SM), timed over whole
-// passes: calls of 2T and 2T + ~extra iterations; `rows` > 0 sets the block height (GPK_TEST_HEAT_ROWS),
-// `knob` (NAME=VALUE, or null) sets one more internal knob: GPK_TEST_HEAT_PDL=1 (programmatic dependent
-// launch) or GPK_TEST_HEAT_FINISH=kernel (a finishing kernel after each pass).
+// The pass kernels: 6/2 (the default), and those the solver takes where a block's shared memory is
+// smaller, reached by capping it (GPK_TEST_SHARED_LIMIT).
+struct Kernel {
+    const char *name, *shared_limit;
+};
+constexpr Kernel kKernels[] = {{"6/2", ""}, {"4/2", "100000"}, {"4/4", "60000"}};
+
+// One pass kernel, timed over whole passes: calls of 2T and 2T + ~extra iterations; `rows` > 0 sets the
+// block height (GPK_TEST_HEAT_ROWS).
 void time_kernel(gpk_context *ctx, int n, const double *t, const double *c, double *out, size_t extra,
-                 const char *kernel, int rows, const char *knob) {
-    const size_t levels = (size_t)std::atoi(kernel);
-    setenv("GPK_TEST_HEAT_KERNEL", kernel, 1);
+                 const Kernel &kernel, int rows) {
+    const size_t levels = (size_t)std::atoi(kernel.name);
+    if (*kernel.shared_limit) setenv("GPK_TEST_SHARED_LIMIT", kernel.shared_limit, 1);
     if (rows > 0) setenv("GPK_TEST_HEAT_ROWS", std::to_string(rows).c_str(), 1);
-    double ms;
-    {
-        const KnobSetting setting(knob);
-        ms = time_gpk(ctx, n, t, c, out, 2 * levels, (extra + levels - 1) / levels * levels, 5);
-    }
-    unsetenv("GPK_TEST_HEAT_KERNEL");
+    const double ms = time_gpk(ctx, n, t, c, out, 2 * levels, (extra + levels - 1) / levels * levels, 5);
+    unsetenv("GPK_TEST_SHARED_LIMIT");
     unsetenv("GPK_TEST_HEAT_ROWS");
     char rows_text[32] = "planned";
     if (rows > 0) std::snprintf(rows_text, sizeof rows_text, "%d", rows);
+    // The "as built" column keeps the fields where tools/gpu/heatfix.sh reads them.
     std::printf("heat f64 %5dx%-5d  kernel %-5s rows %-7s %-28s %8.4f ms/iteration %7.1f GCells/s\n", n, n,
-                kernel, rows_text, knob ? knob : "as built", ms, (double)n * n / (ms * 1e-3) / 1e9);
+                kernel.name, rows_text, "as built", ms, (double)n * n / (ms * 1e-3) / 1e9);
     std::fflush(stdout);
 }
 
-// Each pass kernel the library has (4/4 is the fallback of 128-thread blocks) at its planned block height.
+// Each pass kernel the library has at its planned block height.
 void kernel_sweep(gpk_context *ctx, int n, const double *t, const double *c, double *out, size_t extra) {
-    for (const char *k : {"6/2", "4/2", "7/2", "8/2", "8/1", "12/1", "4/4"})
-        time_kernel(ctx, n, t, c, out, extra, k, 0, nullptr);
-    time_kernel(ctx, n, t, c, out, extra, "6/2", 0, "GPK_TEST_HEAT_PDL=1");
-    time_kernel(ctx, n, t, c, out, extra, "6/2", 0, "GPK_TEST_HEAT_FINISH=kernel");
+    for (const Kernel &k : kKernels) time_kernel(ctx, n, t, c, out, extra, k, 0);
 }
 
 void bench_size(gpk_context *ctx, int n, size_t extra, int peer_iters) {
@@ -387,18 +384,6 @@ void bench_size(gpk_context *ctx, int n, size_t extra, int peer_iters) {
     kernel_sweep(ctx, n, t, c, out, extra);
     fixed_cost(ctx, n, t, c, out, "device", n > 8192 ? 3 : 7);
     fitted_cost(ctx, n, t, c, out, "device", n > 8192 ? 9 : 15);
-    setenv("GPK_TEST_HEAT_PDL", "1", 1);
-    fixed_cost(ctx, n, t, c, out, "dev,pdl", n > 8192 ? 3 : 7);
-    unsetenv("GPK_TEST_HEAT_PDL");
-    setenv("GPK_TEST_HEAT_FINISH", "kernel", 1); // a finishing kernel after each pass
-    fixed_cost(ctx, n, t, c, out, "dev,fkern", n > 8192 ? 3 : 7);
-    unsetenv("GPK_TEST_HEAT_FINISH");
-    setenv("GPK_TEST_HEAT_PARTIAL", "0", 1); // shorter passes in general steps
-    fixed_cost(ctx, n, t, c, out, "dev,nopart", n > 8192 ? 3 : 7);
-    unsetenv("GPK_TEST_HEAT_PARTIAL");
-    setenv("GPK_TEST_HEAT_TAIL", "0", 1); // shorter passes on the run's kernel, not the 4/4 tail kernel
-    fixed_cost(ctx, n, t, c, out, "dev,notail", n > 8192 ? 3 : 7);
-    unsetenv("GPK_TEST_HEAT_TAIL");
     if (n <= 8192) {
         std::vector<double> ht(cells), hc(cells), hout(cells);
         BENCH_CHECK(cudaMemcpy(ht.data(), t, cells * sizeof(double), cudaMemcpyDeviceToHost));
@@ -479,20 +464,16 @@ int main(int argc, char **argv) {
         return 0;
     }
     if (argc >= 3 && std::strcmp(argv[1], "sweep") == 0) {
-        // `bench_heat sweep N [H...]`: the kernels that may suit N x N at block heights H (default: the
-        // planned one and a spread around one and two waves of blocks), PDL on, and the planned height as
-        // built and with a finishing kernel after each pass; then a call's fixed cost.
+        // `bench_heat sweep N [H...]`: each kernel at block heights H (default: the planned one and a spread
+        // around one and two waves of blocks); then a call's fixed cost.
         const int n = std::atoi(argv[2]);
         const DeviceInputs in((size_t)n * n);
         std::vector<int> heights;
         for (int a = 3; a < argc; ++a) heights.push_back(std::atoi(argv[a]));
         if (heights.empty()) heights = {0, 64, 96, 128, 137, 171, 205, 256, 274, 342, 410, 512, 1024};
         const size_t extra = (size_t)std::max(42.0, 6.6e9 / ((double)n * n));
-        for (const char *k : {"6/2", "12/1", "4/4", "8/1", "4/2"}) {
-            for (int h : heights) time_kernel(ctx, n, in.t, in.c, in.out, extra, k, h, "GPK_TEST_HEAT_PDL=1");
-            time_kernel(ctx, n, in.t, in.c, in.out, extra, k, 0, nullptr);
-            time_kernel(ctx, n, in.t, in.c, in.out, extra, k, 0, "GPK_TEST_HEAT_FINISH=kernel");
-        }
+        for (const Kernel &k : kKernels)
+            for (int h : heights) time_kernel(ctx, n, in.t, in.c, in.out, extra, k, h);
         fixed_cost(ctx, n, in.t, in.c, in.out, "device", 7);
         gpk_context_destroy(ctx);
         return 0;

@@ -229,16 +229,6 @@ int main(int argc, char **argv) {
             rows.push_back(run_device_case<uint8_t>(c, gpu, sync, cpu, s, ceil));
     if (bench::wanted(argc, argv, "u32"))
         for (const Case &c : u32_cases) rows.push_back(run_device_case<uint32_t>(c, gpu, sync, cpu, s, ceil));
-    // The 65536-bin case on the cluster tier, clusters of at most 2 and 4 blocks (the row above: the default,
-    // two windows of the bins, one launch each).
-    for (const char *blocks : {"2", "4"}) {
-        if (!bench::wanted(argc, argv, "u32")) break;
-        setenv("GPK_TEST_HIST_CLUSTER", blocks, 1);
-        std::string name = std::string("u32 65536 bins, 1e9 random, clusters of <= ") + blocks;
-        Case c{name.c_str(), true, e9, 1, e9, 65536, false, 0};
-        rows.push_back(run_device_case<uint32_t>(c, gpu, sync, cpu, s, ceil));
-        unsetenv("GPK_TEST_HIST_CLUSTER");
-    }
     if (bench::wanted(argc, argv, "host")) run_host_cases(cpu, s, ceil, rows);
     bench::print_table(rows);
     gpk_context_destroy(gpu);

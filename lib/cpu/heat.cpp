@@ -8,7 +8,6 @@
 #include "common/semantics.hpp"
 #include "cpu/heat_band.hpp"
 #include "cpu/host_memory.hpp"
-#include "cpu/isa.hpp"
 #include "cpu/kernels.hpp"
 #include "engine/error.hpp"
 #include "engine/heat_rules.hpp"
@@ -26,32 +25,11 @@
 namespace gpk::cpu {
 namespace {
 
-// Below this many cells an iteration costs less than waking the workers.
-constexpr size_t kParallelCells = size_t(1) << 16;
 constexpr unsigned kMaxPassIterations = 4;
 // Bytes of rows a thread may keep hot during a pass (rings, input window, conductivities).
 constexpr size_t kPassCacheBytes = size_t(4) << 20;
 // Grids at least this large are copied to tfinal past the caches.
 constexpr size_t kStreamBytes = size_t(32) << 20;
-
-// The input checks of one row, for each instruction set (vectorised from AVX2 on).
-GPK_ISA_VARIANTS(size_t, bad_temperature_in, (const double *row, size_t m),
-                 first_bad(row, m, BadTemperature{}))
-GPK_ISA_VARIANTS(size_t, bad_conductivity_in, (const double *row, size_t m),
-                 first_bad(row, m, BadConductivity{}))
-
-size_t bad_temperature_in(const double *row, size_t m){GPK_ISA_CALL(bad_temperature_in, row, m)}
-
-size_t bad_conductivity_in(const double *row, size_t m) {
-    GPK_ISA_CALL(bad_conductivity_in, row, m)
-}
-
-// A padded grid row from m values: the interior, then the wrapped halo columns.
-void load_padded_row(double *out, const double *values, size_t m) {
-    std::memcpy(out + 1, values, m * sizeof(double));
-    out[0] = out[m];
-    out[m + 1] = out[1];
-}
 
 // Copies n doubles; with `stream`, past the caches (non-temporal stores where dst is 16-byte aligned), so
 // that a grid far larger than them is not first read in to be overwritten.
@@ -77,11 +55,6 @@ struct PassMode {
     bool stats = false;          // per-row min, max and sum of the last level, for a report
 };
 
-// The first bad value a band met (row-major index into tinit or conductivity; SIZE_MAX for none).
-struct BandCheck {
-    size_t temperature = SIZE_MAX, conductivity = SIZE_MAX;
-};
-
 // A run's set-up is only what must happen once: the fixed halo rows. The first pass reads tinit row by
 // row into a small ring (checking it on the way), the last one writes tfinal and the report's per-row
 // sums as it produces its rows, and all working memory is the context's (Workspace), so that a repeated
@@ -99,7 +72,6 @@ private:
     void band_pass(unsigned part, const PassMode &mode);
     void check_results() const;
     void finish_from(const double *grid, bool stats, bool copy);
-    const double *level_row(const double *ring, unsigned level, size_t row) const;
     gpk_heat_report report(size_t niter, double maxdiff) const;
     bool checkpoint(size_t iter, double maxdiff);
     double elapsed() const;
@@ -109,9 +81,8 @@ private:
     size_t n_, m_, pitch_;
     unsigned parts_ = 1, max_pass_ = 1;
     double *grid_a_ = nullptr, *grid_b_ = nullptr;
-    double *rings_ = nullptr;                // per part: 3 rows for each level 0..max_pass_-1
+    double *rings_ = nullptr;                // per part: band_ring_doubles(max_pass_)
     double *src_ = nullptr, *dst_ = nullptr; // a pass reads src_ and writes dst_
-    bool from_tinit_ = false;                // level 0 of the current pass is in the rings
     double *band_maxdiff_ = nullptr;         // parts_ x max_pass_
     double *pass_maxdiff_ = nullptr;         // max_pass_
     RowStats *row_stats_ = nullptr;          // n_, of the newest grid once a pass has made them
@@ -135,7 +106,8 @@ HeatSolver::HeatSolver(ThreadPool &pool, Workspace &workspace, const HeatJob &jo
 // report untouched.
 void HeatSolver::allocate(Workspace &workspace) {
     auto doubles = [](size_t count) { return (count + 7) / 8 * 8; };
-    const size_t grid = doubles((n_ + 2) * pitch_), rings = doubles(size_t(parts_) * 3 * max_pass_ * pitch_),
+    const size_t grid = doubles((n_ + 2) * pitch_),
+                 rings = doubles(parts_ * band_ring_doubles(max_pass_, pitch_)),
                  band = doubles(size_t(parts_) * max_pass_), per_pass = doubles(max_pass_),
                  stats = doubles(n_ * sizeof(RowStats) / sizeof(double)),
                  ckpt = job_.on_checkpoint ? doubles(n_ * m_) : 0;
@@ -182,52 +154,19 @@ bool HeatSolver::checkpoint(size_t iter, double maxdiff) {
     return job_.on_checkpoint(iter, maxdiff, checkpoint_, job_.user_data) != 0;
 }
 
-// Row `row` of iteration `level` of the current pass (level 0 is src_, or the tinit ring of the first
-// pass). The fixed halo rows are the same at every level.
-const double *HeatSolver::level_row(const double *ring, unsigned level, size_t row) const {
-    if (row == 0 || row == n_ + 1 || (level == 0 && !from_tinit_)) return src_ + row * pitch_;
-    return ring + (level * 3 + row % 3) * pitch_;
-}
-
-// One band's wavefront (band_wavefront); the first pass reads tinit row by row into the ring, checking it
-// and the conductivities on the way, and the last level may go to tfinal with the rows' statistics.
+// One band's wavefront (band_pass); the first pass reads tinit row by row into the ring, checking it and
+// the conductivities on the way, and the last level may go to tfinal with the rows' statistics.
 void HeatSolver::band_pass(unsigned part, const PassMode &mode) {
-    const unsigned iterations = mode.iterations;
-    size_t r0 = 1 + n_ * part / parts_, r1 = 1 + n_ * (part + 1) / parts_;
-    double *ring = rings_ + size_t(part) * 3 * max_pass_ * pitch_;
-    double maxdiff[kMaxPassIterations] = {}; // local: the bands' slots share a cache line
-    BandCheck check;
-    // The first pass's level 0: tinit row j goes to ring slot j % 3 just before level 1 needs it.
-    size_t loaded = band_first_row(r0, iterations) - 1;
-    auto load_tinit_row = [&](size_t j) {
-        const double *values = job_.tinit + (j - 1) * m_;
-        if (mode.check_inputs && check.temperature == SIZE_MAX)
-            if (size_t k = bad_temperature_in(values, m_); k < m_) check.temperature = (j - 1) * m_ + k;
-        load_padded_row(ring + (j % 3) * pitch_, values, m_);
-    };
-    if (mode.from_tinit && loaded >= 1) load_tinit_row(loaded);
-    band_wavefront(r0, r1, n_ + 1, iterations, [&](unsigned s, size_t j) {
-        const double *cond = job_.conductivity + (j - 1) * m_;
-        if (s == 1 && mode.from_tinit) {
-            for (; loaded < std::min(j + 1, n_); ++loaded) load_tinit_row(loaded + 1);
-            if (mode.check_inputs && check.conductivity == SIZE_MAX)
-                if (size_t k = bad_conductivity_in(cond, m_); k < m_) check.conductivity = (j - 1) * m_ + k;
-        }
-        const bool last = s == iterations;
-        double *out = !last            ? ring + (s * 3 + j % 3) * pitch_ + 1
-                      : mode.final_out ? mode.final_out + (j - 1) * m_
-                                       : dst_ + j * pitch_ + 1;
-        double d = update_row(level_row(ring, s - 1, j - 1), level_row(ring, s - 1, j),
-                              level_row(ring, s - 1, j + 1), cond, out, m_, !(last && mode.final_out));
-        if (j >= r0 && j < r1) maxdiff[s - 1] = std::max(maxdiff[s - 1], d);
-        if (last && mode.stats) row_stats_[j - 1] = row_stats(out, m_);
-    });
-    std::copy(maxdiff, maxdiff + iterations, band_maxdiff_ + size_t(part) * max_pass_);
-    checks_[part] = check;
+    const size_t r0 = 1 + n_ * part / parts_, r1 = 1 + n_ * (part + 1) / parts_;
+    PassGrid g{src_, dst_, n_ + 2, m_, pitch_, job_.conductivity};
+    g.initial = mode.from_tinit ? job_.tinit : nullptr;
+    g.final_out = mode.final_out;
+    g.stats = mode.stats ? row_stats_ : nullptr;
+    cpu::band_pass(g, r0, r1, mode.iterations, rings_ + part * band_ring_doubles(max_pass_, pitch_),
+                   band_maxdiff_ + size_t(part) * max_pass_, mode.check_inputs ? &checks_[part] : nullptr);
 }
 
 void HeatSolver::pass(const PassMode &mode) {
-    from_tinit_ = mode.from_tinit;
     pool_.run([&](unsigned part, unsigned) { band_pass(part, mode); }, parts_);
     for (unsigned s = 0; s < mode.iterations; ++s) {
         double md = 0;
@@ -295,7 +234,7 @@ void HeatSolver::run() {
     start_ = std::chrono::steady_clock::now();
     size_t done = job_.start_iteration; // a resumed run counts on from its checkpoint
     double maxdiff = 0;
-    const char *stopped_by = nullptr; // the callback that cancelled the run
+    HeatCallback stopped_by = HeatCallback::none; // the callback that cancelled the run
     bool stats_valid = false, tfinal_written = false;
     // Someone takes the final report: else the final grid's per-row results are not made.
     const bool report_wanted = job_.final || job_.on_report;
@@ -315,17 +254,19 @@ void HeatSolver::run() {
             size_t iter = done + s;
             maxdiff = pass_maxdiff_[s - 1];
             bool converged = maxdiff < job_.threshold;
-            if (!converged && job_.period > 0 && iter % job_.period == 0 && job_.on_report) {
-                gpk_heat_report r = report(iter, maxdiff); // s == iterations: passes end at reports
-                if (job_.on_report(&r, 0, job_.user_data)) stopped_by = stopped_by ? stopped_by : "report";
-            }
-            if (job_.on_progress && job_.progress_interval > 0 && iter % job_.progress_interval == 0 &&
-                job_.on_progress(iter, maxdiff, elapsed(), job_.user_data))
-                stopped_by = stopped_by ? stopped_by : "progress";
-            if (!converged && heat_checkpoint_due(job_, iter) && checkpoint(iter, maxdiff))
-                stopped_by = stopped_by ? stopped_by : "checkpoint";
-            if (stopped_by && (converged || iter == job_.maxiter)) stopped_by = nullptr; // ended anyway
-            if (converged || stopped_by) stop_at = s;
+            stopped_by = heat_deliver(
+                job_, iter, converged,
+                [&] {
+                    if (!job_.on_report) return false;
+                    gpk_heat_report r = report(iter, maxdiff); // s == iterations: passes end at reports
+                    return job_.on_report(&r, 0, job_.user_data) != 0;
+                },
+                [&] {
+                    return job_.on_progress &&
+                           job_.on_progress(iter, maxdiff, elapsed(), job_.user_data) != 0;
+                },
+                [&] { return checkpoint(iter, maxdiff); });
+            if (converged || stopped_by != HeatCallback::none) stop_at = s;
         }
         if (stop_at && stop_at < mode.iterations) { // src_ (or tinit) is untouched: redo up to stop_at
             mode.iterations = stop_at;
@@ -342,14 +283,8 @@ void HeatSolver::run() {
     }
     // The newest grid is src_, unless the last pass wrote tfinal instead (and then the per-row results).
     finish_from(src_, report_wanted && !stats_valid, job_.tfinal && !tfinal_written);
-    if (report_wanted) {
-        gpk_heat_report final_report = report(done, maxdiff);
-        if (job_.final) *job_.final = final_report;
-        if (job_.on_report) job_.on_report(&final_report, 1, job_.user_data);
-    }
-    if (stopped_by)
-        fail(GPK_ERR_CANCELLED, std::string("heat: cancelled by the ") + stopped_by +
-                                    " callback at iteration " + std::to_string(done));
+    if (report_wanted) heat_final_report(job_, report(done, maxdiff));
+    if (stopped_by != HeatCallback::none) heat_cancelled(stopped_by, done);
 }
 
 } // namespace

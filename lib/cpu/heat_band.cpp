@@ -5,6 +5,7 @@
 #include "cpu/convolve_simd.hpp"
 #include "cpu/isa.hpp"
 #include "engine/error.hpp"
+#include "engine/validate.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -93,11 +94,8 @@ inline __attribute__((always_inline)) RowStats row_stats_impl(const double *row,
 // row_stats_impl in 32-byte vectors of four lanes, for the AVX2 and AVX-512 variants: the sum's four lanes
 // are one vector (columns c..c+3, then c+4..c+7: each lane adds its columns in the same order), the minimum
 // and maximum's eight lanes two vectors each, the rest as row_stats_impl takes it; so the same bits, in one
-// sweep of the row. GCC makes less of row_stats_impl's two loops: a 4096-column row took 2.1 us (AVX-512)
-// and 1.7 (AVX2) against 0.7 and 0.65 this way on the development machine (Sapphire Rapids class, a
-// microbenchmark outside the tree); a heat report's statistics at 4096^2 went from 4.7-5.1 ms of a call to
-// 0.9-2.0 (bench_cpu --only heat). The baseline variant keeps row_stats_impl (32-byte vectors in SSE2
-// registers were slower).
+// sweep of the row: GCC makes less of row_stats_impl's two loops. The baseline variant keeps row_stats_impl
+// (32-byte vectors in SSE2 registers are slower).
 typedef double RowVec __attribute__((vector_size(32)));
 
 inline __attribute__((always_inline)) RowStats row_stats_vec_impl(const double *row, size_t m) {
@@ -141,24 +139,60 @@ namespace {
 
 constexpr unsigned kMaxBandLevels = 32;
 
-// Row `row` of iteration `level` of the pass (level 0 is src). The fixed rows are the same at every level.
+// The input checks of one row, for each instruction set (vectorised from AVX2 on).
+GPK_ISA_VARIANTS(size_t, bad_temperature_in, (const double *row, size_t m),
+                 first_bad(row, m, BadTemperature{}))
+GPK_ISA_VARIANTS(size_t, bad_conductivity_in, (const double *row, size_t m),
+                 first_bad(row, m, BadConductivity{}))
+
+size_t bad_temperature_in(const double *row, size_t m){GPK_ISA_CALL(bad_temperature_in, row, m)}
+
+size_t bad_conductivity_in(const double *row, size_t m) {
+    GPK_ISA_CALL(bad_conductivity_in, row, m)
+}
+
+// Row `row` of iteration `level` of the pass: level 0 is src unless it is read from g.initial; the fixed
+// rows are the same at every level.
 const double *level_row(const PassGrid &g, const double *ring, unsigned level, size_t row) {
-    if (level == 0 || row == 0 || row == g.rows - 1) return g.src + row * g.pitch;
-    return ring + ((level - 1) * 3 + row % 3) * g.pitch;
+    if (row == 0 || row == g.rows - 1 || (level == 0 && !g.initial)) return g.src + row * g.pitch;
+    return ring + (level * 3 + row % 3) * g.pitch;
 }
 
 } // namespace
 
-void band_pass(const PassGrid &g, size_t r0, size_t r1, unsigned levels, double *ring, double *maxdiff_out) {
+void band_pass(const PassGrid &g, size_t r0, size_t r1, unsigned levels, double *ring, double *maxdiff_out,
+               BandCheck *check) {
     if (levels > kMaxBandLevels) fail(GPK_ERR_INTERNAL, "heat: a band pass of more than 32 iterations");
+    const size_t m = g.m, n = g.rows - 2;
     double maxdiff[kMaxBandLevels] = {}; // local: the callers' slots may share a cache line
-    band_wavefront(r0, r1, g.rows - 1, levels, [&](unsigned s, size_t j) {
-        double *out = s == levels ? g.dst + j * g.pitch : ring + ((s - 1) * 3 + j % 3) * g.pitch;
+    BandCheck found;
+    // Level 0 from g.initial: row j goes to ring slot j % 3 just before level 1 needs it.
+    size_t loaded = band_first_row(r0, levels) - 1;
+    auto load_initial_row = [&](size_t j) {
+        const double *values = g.initial + (j - 1) * m;
+        if (check && found.temperature == SIZE_MAX)
+            if (size_t k = bad_temperature_in(values, m); k < m) found.temperature = (j - 1) * m + k;
+        load_padded_row(ring + (j % 3) * g.pitch, values, m);
+    };
+    if (g.initial && loaded >= 1) load_initial_row(loaded);
+    band_wavefront(r0, r1, n + 1, levels, [&](unsigned s, size_t j) {
+        const double *cond = g.cond + (j - 1) * m;
+        if (s == 1 && g.initial) {
+            for (; loaded < std::min(j + 1, n); ++loaded) load_initial_row(loaded + 1);
+            if (check && found.conductivity == SIZE_MAX)
+                if (size_t k = bad_conductivity_in(cond, m); k < m) found.conductivity = (j - 1) * m + k;
+        }
+        const bool last = s == levels;
+        double *out = !last         ? ring + (s * 3 + j % 3) * g.pitch + 1
+                      : g.final_out ? g.final_out + (j - 1) * m
+                                    : g.dst + j * g.pitch + 1;
         double d = update_row(level_row(g, ring, s - 1, j - 1), level_row(g, ring, s - 1, j),
-                              level_row(g, ring, s - 1, j + 1), g.cond + (j - 1) * g.m, out + 1, g.m, true);
+                              level_row(g, ring, s - 1, j + 1), cond, out, m, !(last && g.final_out));
         if (j >= r0 && j < r1) maxdiff[s - 1] = std::max(maxdiff[s - 1], d);
+        if (last && g.stats) g.stats[j - 1] = row_stats(out, m);
     });
     std::copy(maxdiff, maxdiff + levels, maxdiff_out);
+    if (check) *check = found;
 }
 
 } // namespace gpk::cpu

@@ -10,7 +10,6 @@
 #include "engine/heat_slab.hpp"
 
 #include <algorithm>
-#include <cstdlib>
 #include <cstring>
 #include <string>
 
@@ -18,8 +17,6 @@ namespace gpk::cpu {
 namespace {
 
 constexpr unsigned kSlabLevels = kHeatSlabLevels;
-// Below this many cells a pass is not worth splitting over threads.
-constexpr size_t kParallelCells = size_t(1) << 16;
 
 class CpuHeatSlab final : public HeatSlab {
 public:
@@ -34,7 +31,6 @@ public:
 private:
     // Rows [r0, r1) split into `parts` bands; part p's maxima go to band_maxdiff_ row `slot + p`.
     void bands(size_t r0, size_t r1, unsigned levels, unsigned part, unsigned parts, unsigned slot);
-    void put_row(double *grid, size_t row, const double *values);
     void exchanged_pass(unsigned levels, size_t own_begin, size_t own_end, size_t d, double *const *send,
                         ExchangeOnce &once);
 
@@ -43,15 +39,10 @@ private:
     unsigned threads_;
     HostArray<double> grid_a_, grid_b_, cond_, rings_, band_maxdiff_, buffers_;
     double *src_ = nullptr, *dst_ = nullptr;
-    // The exchange overlaps the rows between the edges; GPK_TEST_MPI_OVERLAP=0 (NOTES.md, internal knobs)
-    // computes them first instead, for benchmarks of what the overlap hides.
-    bool overlap_ = true;
 };
 
 CpuHeatSlab::CpuHeatSlab(ThreadPool &pool, const HeatSlabJob &job)
     : pool_(pool), rows_(job.rows), m_(job.cols), pitch_(job.cols + 2) {
-    const char *knob = std::getenv("GPK_TEST_MPI_OVERLAP");
-    overlap_ = !(knob && std::string(knob) == "0");
     threads_ = rows_ * m_ >= kParallelCells ? pool.size() : 1;
     // Rings: one per thread and two for the edges; maxima: one row per thread and per edge.
     const size_t ring = band_ring_doubles(kSlabLevels, pitch_);
@@ -68,21 +59,14 @@ CpuHeatSlab::CpuHeatSlab(ThreadPool &pool, const HeatSlabJob &job)
         std::memcpy(cond_.get() + first * m_, values, count * m_ * sizeof(double));
     });
     job.cells.each([&](size_t first, size_t count, const double *values) {
-        for (size_t i = 0; i < count; ++i) put_row(grid_a_.get(), first + i, values + i * m_);
+        for (size_t i = 0; i < count; ++i)
+            load_padded_row(grid_a_.get() + (first + i) * pitch_, values + i * m_, m_);
     });
     std::memcpy(grid_b_.get(), grid_a_.get(), pitch_ * sizeof(double));
     std::memcpy(grid_b_.get() + (rows_ - 1) * pitch_, grid_a_.get() + (rows_ - 1) * pitch_,
                 pitch_ * sizeof(double));
     src_ = grid_a_.get();
     dst_ = grid_b_.get();
-}
-
-// A row into a grid, its halo columns wrapped.
-void CpuHeatSlab::put_row(double *grid, size_t row, const double *values) {
-    double *r = grid + row * pitch_;
-    std::memcpy(r + 1, values, m_ * sizeof(double));
-    r[0] = r[m_];
-    r[m_ + 1] = r[1];
 }
 
 void CpuHeatSlab::bands(size_t r0, size_t r1, unsigned levels, unsigned part, unsigned parts, unsigned slot) {
@@ -128,8 +112,8 @@ void CpuHeatSlab::pass(unsigned levels, size_t own_begin, size_t own_end, const 
         maxdiff[s] = md;
     }
     for (size_t i = 0; exchanging && i < d; ++i) {
-        if (exchange->up) put_row(dst_, own_begin - d + i, recv[0] + i * m_);
-        if (exchange->down) put_row(dst_, own_end + i, recv[1] + i * m_);
+        if (exchange->up) load_padded_row(dst_ + (own_begin - d + i) * pitch_, recv[0] + i * m_, m_);
+        if (exchange->down) load_padded_row(dst_ + (own_end + i) * pitch_, recv[1] + i * m_, m_);
     }
 }
 
@@ -154,11 +138,10 @@ void CpuHeatSlab::exchanged_pass(unsigned levels, size_t own_begin, size_t own_e
     }
     pool_.run(
         [&](unsigned part, unsigned parts) {
-            if (part == 0 && overlap_) once.run();
+            if (part == 0) once.run();
             bands(edge_top, edge_bottom, levels, part, parts, 0);
         },
         threads_);
-    once.run(); // without overlap (GPK_TEST_MPI_OVERLAP=0): after every row
 }
 
 void CpuHeatSlab::read_rows(size_t first, size_t count, double *out) {

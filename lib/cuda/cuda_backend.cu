@@ -2,9 +2,9 @@
 // for the call and hands the job to its dispatcher.
 #include "cuda/convolve.cuh"
 #include "cuda/device_context.cuh"
-#include "cuda/heat.cuh"
-#include "cuda/heat_slab.cuh"
-#include "cuda/histogram.cuh"
+#include "cuda/heat/heat.cuh"
+#include "cuda/heat/slab.cuh"
+#include "cuda/histogram/histogram.cuh"
 #include "engine/cuda_api.hpp"
 
 #include <memory>

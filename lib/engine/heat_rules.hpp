@@ -2,10 +2,12 @@
 // one), so that each delivers the same callbacks at the same iterations and reports the same values.
 #pragma once
 
+#include "engine/error.hpp"
 #include "engine/jobs.hpp"
 
 #include <algorithm>
 #include <cstddef>
+#include <string>
 
 namespace gpk {
 
@@ -14,6 +16,59 @@ namespace gpk {
 inline bool heat_checkpoint_due(const HeatJob &job, size_t iter) {
     return job.on_checkpoint && job.checkpoint_interval > 0 && iter % job.checkpoint_interval == 0 &&
            iter < job.maxiter;
+}
+
+// The callbacks of one iteration, in the order they come (gpk.h): periodic report, progress, checkpoint.
+enum class HeatCallback { report, progress, checkpoint, none };
+
+inline const char *heat_callback_name(HeatCallback c) {
+    return c == HeatCallback::report ? "report" : c == HeatCallback::progress ? "progress" : "checkpoint";
+}
+
+// Which callbacks iteration `iter` owes by the schedule (period, progress_interval, checkpoints), whether or
+// not the callback is given: a periodic report and a checkpoint only where `converged` is false (not on the
+// iteration that converged), a checkpoint not at maxiter either.
+struct HeatCallbacksDue {
+    bool report, progress, checkpoint;
+    bool any() const { return report || progress || checkpoint; }
+};
+inline HeatCallbacksDue heat_callbacks_due(const HeatJob &job, size_t iter, bool converged) {
+    return {!converged && job.period > 0 && iter % job.period == 0,
+            job.progress_interval > 0 && iter % job.progress_interval == 0,
+            !converged && heat_checkpoint_due(job, iter)};
+}
+
+// Delivers the callbacks iteration `iter` owes, in their order: report(), progress() and checkpoint() each
+// return true where the callback asked to stop. Returns the first that asked, or none; a stop asked on an
+// iteration that ends the run anyway (convergence, maxiter) is none: the run ends there either way, and is
+// not cancelled. A run that is cancelled ends after this iteration, the final report still delivered
+// (heat_cancelled).
+template <class Report, class Progress, class Checkpoint>
+HeatCallback heat_deliver(const HeatJob &job, size_t iter, bool converged, Report &&report,
+                          Progress &&progress, Checkpoint &&checkpoint) {
+    const HeatCallbacksDue due = heat_callbacks_due(job, iter, converged);
+    HeatCallback stop = HeatCallback::none;
+    auto asked = [&](HeatCallback c, bool wants_stop) {
+        if (wants_stop && stop == HeatCallback::none) stop = c;
+    };
+    if (due.report) asked(HeatCallback::report, report());
+    if (due.progress) asked(HeatCallback::progress, progress());
+    if (due.checkpoint) asked(HeatCallback::checkpoint, checkpoint());
+    return converged || iter == job.maxiter ? HeatCallback::none : stop;
+}
+
+// The final report, to job.final and the report callback (is_final 1); a run that a callback stopped gets it
+// too.
+inline void heat_final_report(const HeatJob &job, const gpk_heat_report &r) {
+    if (job.final) *job.final = r;
+    if (job.on_report) job.on_report(&r, 1, job.user_data);
+}
+
+// The error of a run that callback `by` stopped at iteration `iter`; `whose` names where it ran, if
+// anywhere ("" or " of rank 2").
+[[noreturn]] inline void heat_cancelled(HeatCallback by, size_t iter, const std::string &whose = "") {
+    fail(GPK_ERR_CANCELLED, std::string("heat: cancelled by the ") + heat_callback_name(by) + " callback" +
+                                whose + " at iteration " + std::to_string(iter));
 }
 
 // Iterations of the pass that starts after `done`: at most `max_pass`, ending at maxiter, at the next

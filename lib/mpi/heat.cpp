@@ -62,6 +62,9 @@ public:
         job_.progress_interval = p_.progress_interval;
         job_.on_checkpoint = p_.on_checkpoint;
         job_.checkpoint_interval = p_.checkpoint_interval;
+        job_.on_report = p_.on_report;
+        job_.on_progress = p_.on_progress;
+        job_.user_data = p_.user_data;
     }
     void run(const double *tinit, const double *conductivity, double *tfinal, gpk_heat_report *final);
 
@@ -69,7 +72,7 @@ private:
     void set_up(const double *tinit, const double *conductivity);
     void pass(unsigned levels, bool exchange, double *maxdiff);
     gpk_heat_report report(size_t niter, double maxdiff);
-    int deliver(size_t iter, double maxdiff, bool converged, bool last);
+    int deliver(size_t iter, double maxdiff, bool converged);
     double seconds() const;
 
     Team &team_;
@@ -182,34 +185,31 @@ gpk_heat_report DistributedHeat::report(size_t niter, double maxdiff) {
     return r;
 }
 
-// The callbacks due after iteration `iter` (report, progress, checkpoint, in the backends' order) on every
-// rank, then one vote: returns the kind of the first callback that asked to stop on the lowest such rank
-// (0 report, 1 progress, 2 checkpoint) times the ranks plus that rank, or -1. `last`: the iteration ends
-// the run anyway (maxiter).
-int DistributedHeat::deliver(size_t iter, double maxdiff, bool converged, bool last) {
-    const bool report_due = !converged && p_.period > 0 && iter % p_.period == 0;
-    const bool progress_due = p_.progress_interval > 0 && iter % p_.progress_interval == 0;
-    const bool checkpoint_due = !converged && heat_checkpoint_due(job_, iter);
-    if (!report_due && !progress_due && !checkpoint_due) return -1;
-    int kind = 3; // none
-    if (report_due) {
-        gpk_heat_report r = report(iter, maxdiff);
-        if (p_.on_report && p_.on_report(&r, 0, p_.user_data)) kind = std::min(kind, 0);
-    }
-    if (progress_due && p_.on_progress && p_.on_progress(iter, maxdiff, seconds(), p_.user_data))
-        kind = std::min(kind, 1);
-    if (checkpoint_due) {
-        team_.step([&] {
-            Outcome o = outcome_of(
-                gpk_internal_heat_slab_read_rows(slab_.get(), above_, block_.count, block_grid_.data()),
-                ctx_);
-            if (o.failed()) throw Error(o.status, o.message);
+// The callbacks due after iteration `iter` (heat_deliver, the backends' rules) on every rank: a report is
+// made wherever one is due (collective), whether or not this rank's callback takes it. Then one vote:
+// returns the first callback that asked to stop (HeatCallback) on the lowest such rank, times the ranks,
+// plus that rank; or -1.
+int DistributedHeat::deliver(size_t iter, double maxdiff, bool converged) {
+    if (!heat_callbacks_due(job_, iter, converged).any()) return -1;
+    const HeatCallback kind = heat_deliver(
+        job_, iter, converged,
+        [&] {
+            gpk_heat_report r = report(iter, maxdiff);
+            return p_.on_report && p_.on_report(&r, 0, p_.user_data) != 0;
+        },
+        [&] { return p_.on_progress && p_.on_progress(iter, maxdiff, seconds(), p_.user_data) != 0; },
+        [&] {
+            team_.step([&] {
+                Outcome o = outcome_of(
+                    gpk_internal_heat_slab_read_rows(slab_.get(), above_, block_.count, block_grid_.data()),
+                    ctx_);
+                if (o.failed()) throw Error(o.status, o.message);
+            });
+            return p_.on_checkpoint(iter, maxdiff, block_grid_.data(), p_.user_data) != 0;
         });
-        if (p_.on_checkpoint(iter, maxdiff, block_grid_.data(), p_.user_data)) kind = std::min(kind, 2);
-    }
-    int vote[2] = {kind, team_.rank()};
+    int vote[2] = {int(kind), team_.rank()};
     MPI_Allreduce(MPI_IN_PLACE, vote, 1, MPI_2INT, MPI_MINLOC, team_.comm());
-    if (vote[0] == 3 || converged || last) return -1; // a stop on the iteration that ends the run anyway
+    if (vote[0] == int(HeatCallback::none)) return -1;
     return vote[0] * team_.size() + vote[1];
 }
 
@@ -229,7 +229,7 @@ void DistributedHeat::run(const double *tinit, const double *conductivity, doubl
             const size_t iter = done + s;
             maxdiff = md[s - 1];
             const bool converged = maxdiff < p_.threshold;
-            stopped = deliver(iter, maxdiff, converged, iter == p_.maxiter);
+            stopped = deliver(iter, maxdiff, converged);
             if (converged || stopped >= 0) stop_at = s;
         }
         if (stop_at && stop_at < length) { // the pass's source is the other grid: redo up to stop_at
@@ -250,15 +250,11 @@ void DistributedHeat::run(const double *tinit, const double *conductivity, doubl
                 outcome_of(gpk_internal_heat_slab_read_rows(slab_.get(), above_, block_.count, tfinal), ctx_);
             if (o.failed()) throw Error(o.status, o.message);
         });
-    if (final) *final = r;
-    if (p_.on_report) p_.on_report(&r, 1, p_.user_data);
-    if (stopped >= 0) {
-        static const char *kinds[] = {"report", "progress", "checkpoint"};
-        fail(GPK_ERR_CANCELLED,
-             std::string("heat: cancelled by the ") + kinds[stopped / team_.size()] + " callback" +
-                 (team_.size() > 1 ? " of rank " + std::to_string(stopped % team_.size()) : "") +
-                 " at iteration " + std::to_string(done));
-    }
+    job_.final = final;
+    heat_final_report(job_, r);
+    if (stopped >= 0)
+        heat_cancelled(HeatCallback(stopped / team_.size()), done,
+                       team_.size() > 1 ? " of rank " + std::to_string(stopped % team_.size()) : "");
 }
 
 } // namespace

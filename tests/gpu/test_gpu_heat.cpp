@@ -136,6 +136,24 @@ bool small() {
     return v && *v && std::strcmp(v, "0") != 0;
 }
 
+// The pass kernels the solver chooses (lib/cuda/heat/pass.cu): 6/2, and on devices whose blocks hold less
+// shared memory 4/2 or 4/4, reached here by capping the limit (GPK_TEST_SHARED_LIMIT: 6/2 needs about 104
+// KiB a block, 4/2 about 64, 4/4 about 32).
+struct Kernel {
+    const char *name, *shared_limit;
+};
+constexpr Kernel kKernels[] = {{"6/2", ""}, {"4/2", "100000"}, {"4/4", "60000"}};
+
+// Runs `body` with the solver choosing `k` (and with `rows` rows per block where given, GPK_TEST_HEAT_ROWS).
+template <class Body> auto with_kernel(const Kernel &k, const char *rows, Body &&body) {
+    if (*k.shared_limit) setenv("GPK_TEST_SHARED_LIMIT", k.shared_limit, 1);
+    if (rows && *rows) setenv("GPK_TEST_HEAT_ROWS", rows, 1);
+    auto result = body();
+    unsetenv("GPK_TEST_SHARED_LIMIT");
+    unsetenv("GPK_TEST_HEAT_ROWS");
+    return result;
+}
+
 // Where each array of a call lives; tfinal may also be left out (no_tfinal).
 struct Placement {
     Memory t = Memory::pageable, c = Memory::pageable, f = Memory::pageable;
@@ -402,7 +420,10 @@ void test_memory_kinds(gpk_context *cpu, gpk_context *gpu) {
     cudaStreamDestroy(stream);
 }
 
-// The same call twice, and every pass length (internal knob), give the same bits.
+// The same call twice, every kernel and passes of every length give the same bits. Progress every p
+// iterations ends batches there: with 6/2 (and the 4/4 tail kernel), p = 1, 2, 3 are tail passes of that
+// many levels, 5 a shorter pass on the run's kernel, 7 two tail passes of 4 and 3; with 4/2 the shorter
+// passes run on the run's kernel.
 void test_determinism(gpk_context *gpu) {
     Problem p = small()                         ? random_problem(40, 260, 77)
                 : std::getenv("GPK_TEST_QUICK") ? random_problem(123, 311, 77)
@@ -410,52 +431,28 @@ void test_determinism(gpk_context *gpu) {
     Settings s{small() ? 20u : 90u, 0.0, 10, 0};
     Outcome first = run(gpu, p, s);
     CHECK_MSG(identical(run(gpu, p, s), first), "second run differs");
-    // Pass lengths on the default kernel, then each kernel built (lib/cuda/heat.cu) at full and odd lengths.
-    const struct {
-        const char *kernel, *levels;
-    } variants[] = {{"", "1"},    {"", "2"},    {"", "3"},      {"", "5"},   {"", "6"},    {"4/2", ""},
-                    {"4/2", "3"}, {"7/2", ""},  {"7/2", "5"},   {"8/2", ""}, {"8/2", "7"}, {"8/1", ""},
-                    {"8/1", "6"}, {"12/1", ""}, {"12/1", "11"}, {"4/4", ""}, {"", "12"},   {"", "10"}};
-    for (const auto &v : variants) {
-        if (small() && (*v.kernel || std::strcmp(v.levels, "3") != 0)) continue; // kernels: test_kernels
-        if (*v.kernel) setenv("GPK_TEST_HEAT_KERNEL", v.kernel, 1);
-        if (*v.levels) setenv("GPK_TEST_HEAT_PASS_LEVELS", v.levels, 1);
-        Outcome got = run(gpu, p, s);
-        unsetenv("GPK_TEST_HEAT_KERNEL");
-        unsetenv("GPK_TEST_HEAT_PASS_LEVELS");
-        std::string what = std::string("kernel ") + (*v.kernel ? v.kernel : "default") + ", pass length " +
-                           (*v.levels ? v.levels : "full");
-        CHECK_MSG(identical(got, first), what + " differs");
-        CHECK_EQ(got.periodic.size(), first.periodic.size());
-        for (size_t k = 0; k < std::min(got.periodic.size(), first.periodic.size()); ++k)
-            CHECK_MSG(std::memcmp(&got.periodic[k], &first.periodic[k], offsetof(gpk_heat_report, time)) == 0,
-                      what + ": periodic report " + std::to_string(k) + " differs");
-    }
-    // Kernels launched as programmatic dependents instead of plain stream successors (GPK_TEST_HEAT_PDL=1),
-    // a finishing kernel after each pass instead of the pass's last block (GPK_TEST_HEAT_FINISH=kernel),
-    // and shorter passes in the plain form's general steps instead of the Partial form
-    // (GPK_TEST_HEAT_PARTIAL=0; 90 iterations with a report every 10: a 4-level pass in every batch).
-    // The same with shorter passes on the run's kernel instead of the 4/4 tail kernel (GPK_TEST_HEAT_TAIL=0),
-    // and with the recomputation launched after every batch also where the run cannot converge
-    // (GPK_TEST_HEAT_RECOMP=1).
-    const std::pair<const char *, const char *> knobs[] = {{"GPK_TEST_HEAT_PDL", "1"},
-                                                           {"GPK_TEST_HEAT_FINISH", "kernel"},
-                                                           {"GPK_TEST_HEAT_PARTIAL", "0"},
-                                                           {"GPK_TEST_HEAT_TAIL", "0"},
-                                                           {"GPK_TEST_HEAT_RECOMP", "1"}};
-    for (const auto &[knob, value] : knobs) {
-        setenv(knob, value, 1);
-        Outcome got = run(gpu, p, s);
-        unsetenv(knob);
-        CHECK_MSG(identical(got, first), std::string(knob) + "=" + value + " differs");
-    }
+    for (const Kernel &k : kKernels)
+        for (size_t progress : {0, 1, 2, 3, 5, 7}) {
+            if (small() && (k.shared_limit[0] || progress != 3)) continue; // kernels: test_kernels
+            Settings v = s;
+            v.progress_interval = progress;
+            Outcome got = with_kernel(k, nullptr, [&] { return run(gpu, p, v); });
+            std::string what =
+                std::string("kernel ") + k.name + ", progress every " + std::to_string(progress);
+            CHECK_MSG(identical(got, first), what + " differs");
+            CHECK_EQ(got.periodic.size(), first.periodic.size());
+            for (size_t i = 0; i < std::min(got.periodic.size(), first.periodic.size()); ++i)
+                CHECK_MSG(
+                    std::memcmp(&got.periodic[i], &first.periodic[i], offsetof(gpk_heat_report, time)) == 0,
+                    what + ": periodic report " + std::to_string(i) + " differs");
+        }
 }
 
-// Every pass kernel (lib/cuda/heat.cu) on a grid of two strips (three for 128-thread blocks) and three row
-// blocks of 30 rows (GPK_TEST_HEAT_ROWS), so that blocks take lean steps (heat_blocked.cuh) as well as
-// general ones: a first, checking pass of every level, whole passes, a shorter last pass, and convergence
-// inside a pass (its recomputation); against the CPU backend, and the same bits from every kernel. In
-// GPK_TEST_SMALL mode this is what covers the kernels.
+// Every pass kernel (lib/cuda/heat/pass.cu) on a grid of two strips (three for 128-thread blocks) and three
+// row blocks of 30 rows (GPK_TEST_HEAT_ROWS), so that blocks take lean steps (lib/cuda/heat/blocked.cuh) as
+// well as general ones: a first, checking pass of every level, whole passes, a shorter last pass, and
+// convergence inside a pass (its recomputation); against the CPU backend, and the same bits from every
+// kernel. In GPK_TEST_SMALL mode this is what covers the kernels.
 void test_kernels(gpk_context *cpu, gpk_context *gpu) {
     Problem p = random_problem(70, 300, 11);
     const double threshold = threshold_for(maxdiffs(cpu, p, 40), 10);
@@ -466,23 +463,10 @@ void test_kernels(gpk_context *cpu, gpk_context *gpu) {
     for (const Settings &s : runs) {
         const Outcome want = run(cpu, p, s);
         Outcome first;
-        // Passes finish themselves in their last block, or (finish_kernel) a kernel after each pass does.
-        const struct {
-            const char *kernel;
-            bool finish_kernel;
-        } variants[] = {{"", false},     {"4/2", false}, {"7/2", false}, {"8/2", false}, {"8/1", false},
-                        {"12/1", false}, {"4/4", false}, {"", true},     {"4/4", true}};
-        for (const auto &[kernel, finish_kernel] : variants) {
-            if (*kernel) setenv("GPK_TEST_HEAT_KERNEL", kernel, 1);
-            if (finish_kernel) setenv("GPK_TEST_HEAT_FINISH", "kernel", 1);
-            setenv("GPK_TEST_HEAT_ROWS", "30", 1);
-            const Outcome got = run(gpu, p, s, Memory::device);
-            unsetenv("GPK_TEST_HEAT_KERNEL");
-            unsetenv("GPK_TEST_HEAT_FINISH");
-            unsetenv("GPK_TEST_HEAT_ROWS");
-            const std::string what = label(p, s) + ", kernel " + (*kernel ? kernel : "default") +
-                                     (finish_kernel ? " with a finishing kernel" : "") + ", 30-row blocks";
-            if (!*kernel && !finish_kernel) {
+        for (const Kernel &k : kKernels) {
+            const Outcome got = with_kernel(k, "30", [&] { return run(gpu, p, s, Memory::device); });
+            const std::string what = label(p, s) + ", kernel " + k.name + ", 30-row blocks";
+            if (&k == &kKernels[0]) {
                 compare(got, want, what);
                 first = got;
             } else {
@@ -536,10 +520,8 @@ void test_invalid_positions(gpk_context *cpu, gpk_context *gpu) {
     const Problem p = random_problem(70, 300, 4);
     const size_t rows[] = {0, 1, 6, 23, 29, 30, 31, 36, 59, 60, 64, 69};
     const size_t cols[] = {0, 1, 6, 237, 243, 244, 250, 299};
-    for (const char *kernel : {"", "4/2", "8/2", "12/1", "4/4"}) {
-        if (small() && *kernel) continue;
-        if (*kernel) setenv("GPK_TEST_HEAT_KERNEL", kernel, 1);
-        setenv("GPK_TEST_HEAT_ROWS", "30", 1);
+    for (const Kernel &kernel : kKernels) {
+        if (small() && &kernel != &kKernels[0]) continue;
         size_t runs = 0;
         for (bool temperature : {true, false})
             for (size_t r : rows)
@@ -555,8 +537,10 @@ void test_invalid_positions(gpk_context *cpu, gpk_context *gpu) {
                     const size_t maxiter = runs % 4 == 3 ? 1 : 12; // 1: a shorter checking pass
                     Settings s{maxiter, 0.0, 0, 0};
                     const Outcome want = run(cpu, bad, s);
-                    const Outcome got = run(gpu, bad, s, runs % 2 ? Memory::pageable : Memory::device);
-                    const std::string what = std::string("kernel ") + (*kernel ? kernel : "default") + ", " +
+                    const Outcome got = with_kernel(kernel, "30", [&] {
+                        return run(gpu, bad, s, runs % 2 ? Memory::pageable : Memory::device);
+                    });
+                    const std::string what = std::string("kernel ") + kernel.name + ", " +
                                              (temperature ? "tinit" : "conductivity") + " row " +
                                              std::to_string(r) + " column " + std::to_string(c);
                     CHECK_STATUS(gpu, got.status, GPK_ERR_INVALID_ARGUMENT);
@@ -566,8 +550,6 @@ void test_invalid_positions(gpk_context *cpu, gpk_context *gpu) {
                         what + ": tfinal written");
                     ++runs;
                 }
-        unsetenv("GPK_TEST_HEAT_KERNEL");
-        unsetenv("GPK_TEST_HEAT_ROWS");
     }
 }
 
@@ -653,7 +635,7 @@ bool test_pat1(gpk_context *cpu, gpk_context *gpu) {
     return true;
 }
 
-// A row's sum in the CUDA backend's documented order (lib/cuda/heat_kernels.cuh, row_stats_kernel): lane l
+// A row's sum in the CUDA backend's documented order (lib/cuda/heat/kernels.cuh, row_stats_kernel): lane l
 // of 32 adds columns l, l + 32, ... in order from 0.0, then a butterfly combines the lanes. Bit for bit, as
 // the device adds (each addition one IEEE double operation).
 double documented_row_sum(const double *row, size_t m) {
@@ -671,17 +653,18 @@ double documented_row_sum(const double *row, size_t m) {
 // tmax are the grid's, tavg the mean of documented_row_sum's rows added in row order (which makes a split
 // into row blocks, libgpk_mpi's ranks, give the same bits): widths around the warp and the pass kernels'
 // strips (244 columns; 120 for 128-thread blocks), one and several row blocks (GPK_TEST_HEAT_ROWS), the
-// default kernel, 4/4 and 12/1, calls of one pass, of whole passes and of shorter last passes, device and
-// host memory.
+// default kernel and 4/4, calls of one pass, of whole passes and of shorter last passes, device and host
+// memory.
 void test_statistics(gpk_context *gpu) {
     const size_t all_widths[] = {1, 2, 31, 32, 33, 63, 64, 65, 119, 120, 121, 243, 244, 245, 489, 3877};
     const size_t small_widths[] = {1, 33, 245};
     const struct {
-        const char *name, *kernel, *rows;
-    } variants[] = {{"default", "", ""},
-                    {"default, 12-row blocks", "", "12"},
-                    {"kernel 4/4, 12-row blocks", "4/4", "12"},
-                    {"kernel 12/1", "12/1", ""}};
+        const char *name;
+        const Kernel &kernel;
+        const char *rows;
+    } variants[] = {{"default", kKernels[0], ""},
+                    {"default, 12-row blocks", kKernels[0], "12"},
+                    {"kernel 4/4, 12-row blocks", kKernels[2], "12"}};
     unsigned seed = 900;
     for (size_t m : small() ? std::vector<size_t>(std::begin(small_widths), std::end(small_widths))
                             : std::vector<size_t>(std::begin(all_widths), std::end(all_widths)))
@@ -693,14 +676,11 @@ void test_statistics(gpk_context *gpu) {
                 for (const auto &v : variants) {
                     if (small() && std::strcmp(v.name, "default, 12-row blocks") != 0) continue;
                     for (Memory mem : {Memory::device, Memory::pageable}) {
-                        if (*v.kernel) setenv("GPK_TEST_HEAT_KERNEL", v.kernel, 1);
-                        if (*v.rows) setenv("GPK_TEST_HEAT_ROWS", v.rows, 1);
                         Settings quiet;
                         quiet.maxiter = maxiter;
                         quiet.no_callbacks = true; // the final statistics follow the last pass at once
-                        const Outcome got = run(gpu, p, quiet, mem);
-                        unsetenv("GPK_TEST_HEAT_KERNEL");
-                        unsetenv("GPK_TEST_HEAT_ROWS");
+                        const Outcome got =
+                            with_kernel(v.kernel, v.rows, [&] { return run(gpu, p, quiet, mem); });
                         const std::string what = std::to_string(n) + "x" + std::to_string(m) + " maxiter " +
                                                  std::to_string(maxiter) + ", " + v.name + ", " +
                                                  memory_name(mem);
@@ -736,12 +716,12 @@ void test_checkpoints(gpk_context *cpu, gpk_context *gpu) {
                                               std::to_string(interval));
     }
     Problem p = random_problem(97, 133, 7);
-    for (const char *levels : {"1", "2", "3"}) {
-        setenv("GPK_TEST_HEAT_PASS_LEVELS", levels, 1);
-        heat_resume::check_resume(gpu, {p.n, p.m, 40, 0.0, 6}, p.t, p.c, 5,
-                                  std::string("pass length ") + levels);
-    }
-    unsetenv("GPK_TEST_HEAT_PASS_LEVELS");
+    for (const Kernel &k : kKernels)
+        with_kernel(k, nullptr, [&] {
+            heat_resume::check_resume(gpu, {p.n, p.m, 40, 0.0, 6}, p.t, p.c, 5,
+                                      std::string("kernel ") + k.name);
+            return 0;
+        });
     heat_resume::check_resume_arguments(gpu);
 }
 

@@ -1,5 +1,5 @@
 // gpk_histogram on the CUDA backend against the CPU backend: bit-identical counts and uncounted samples for
-// every dtype, channel count, padded stride, bin layout (shared, cluster and global counting tiers),
+// every dtype, channel count, padded stride, bin layout (shared, window and global counting tiers),
 // saturation, all-equal data, one long row, misaligned pointers, data larger than a faked device, for
 // host pageable, host pinned and device pointers, with and without a caller stream.
 #include "gpu_common.hpp"
@@ -163,22 +163,16 @@ void run_case(gpu::Contexts &ctxs, const Case &c, uint64_t seed, bool all_memory
 
 void test_wide_bins(gpu::Contexts &ctxs) {
     // u16: direct 65536 bins need more than a block's shared memory (two windows of it, one launch each); on
-    // 4 channels more than two windows or a cluster (global atomics).
+    // 4 channels more than two windows (global atomics).
     run_case(ctxs, {GPK_U16, 1031, 37, 1, 6, 65536, 0, 65536, 0, Case::random}, 6);
     run_case(ctxs, {GPK_U16, 211, 37, 4, 6, 65536, 0, 65536, 0, Case::random}, 60);
     run_case(ctxs, {GPK_U16, 1000, 30, 1, 2, 1000, 0, 65536, 0, Case::random}, 7);
-    // Slots over one block's shared memory: the window tier (the default: one launch per window of the
-    // slots), then the cluster tier (GPK_TEST_HIST_CLUSTER: clusters of 2, 4 and 8 blocks), which with a
-    // single channel keeps the uncounted slot out of the cluster (each thread counts it): u32 direct bins
-    // with samples past the last bin, general f32 bins with NaN, infinities and samples outside the range,
-    // two channels of u16.
-    for (const char *blocks : {"", "2", "4", "8"}) {
-        if (*blocks) setenv("GPK_TEST_HIST_CLUSTER", blocks, 1);
-        run_case(ctxs, {GPK_U32, 1503, 41, 1, 4, 65536, 0, 65536, 0, Case::random}, 70);
-        run_case(ctxs, {GPK_F32, 997, 23, 1, 0, 70000, 0, 1, 0, Case::random}, 71);
-        run_case(ctxs, {GPK_U16, 40000, 1, 2, 0, 40000, 0, 40000, 0, Case::random}, 72);
-    }
-    unsetenv("GPK_TEST_HIST_CLUSTER");
+    // Slots over one block's shared memory, within two blocks' worth: the window tier (one launch per window
+    // of the slots): u32 direct bins with samples past the last bin, general f32 bins with NaN, infinities
+    // and samples outside the range, two channels of u16.
+    run_case(ctxs, {GPK_U32, 1503, 41, 1, 4, 65536, 0, 65536, 0, Case::random}, 70);
+    run_case(ctxs, {GPK_F32, 997, 23, 1, 0, 70000, 0, 1, 0, Case::random}, 71);
+    run_case(ctxs, {GPK_U16, 40000, 1, 2, 0, 40000, 0, 40000, 0, Case::random}, 72);
     // u32: 2^20 bins (the global tier).
     run_case(ctxs, {GPK_U32, 4096, 64, 1, 0, size_t(1) << 20, 0, double(1 << 20), 0, Case::random}, 9);
     run_case(ctxs, {GPK_U32, 4096, 64, 2, 8, size_t(1) << 20, 0, double(1 << 20), 0, Case::all_equal}, 10);

@@ -7,8 +7,6 @@
 // Medians over the repeats:
 //   one    gpk_heat_run of the whole grid (on one rank only: run it with -np 1);
 //   ranks  gpk_mpi_heat_run, every rank its default block;
-//   plain  the same with GPK_TEST_MPI_OVERLAP=0: the exchange after every row instead of beside the rows
-//          away from the edges (what the overlap hides is plain - ranks);
 //   halo   one halo exchange as the solver makes it (k rows of N doubles to each neighbour, k the slab's
 //          pass length, Isend/Irecv, host buffers), median of 50, and the bytes a rank sends per pass.
 // Prints one line a measurement: "what ranks N iter ms_per_iteration GCells_per_s fixed_s SECONDS", and
@@ -121,9 +119,6 @@ int main(int argc, char **argv) {
             gpk_mpi_heat_run(ctx, MPI_COMM_WORLD, &p, begin, count, t.data(), c.data(), out.data(), nullptr);
     };
     timed("ranks", n, iter, reps, clock, ranks);
-    setenv("GPK_TEST_MPI_OVERLAP", "0", 1);
-    timed("plain", n, iter, reps, clock, ranks);
-    unsetenv("GPK_TEST_MPI_OVERLAP");
     if (status != GPK_OK && g_rank == 0) std::fprintf(stderr, "heat: %s\n", gpk_context_last_error(ctx));
     // One halo exchange of k rows (the slab's pass length on this backend: 6 on CUDA, 4 on the CPU) with
     // each neighbour.

@@ -12,7 +12,7 @@
 // asynchronous copies kAhead rows ahead of their use; the conductivity ring is long enough to serve every
 // level from it. The first pass of a run also checks its inputs (Check): every tinit and conductivity cell
 // is loaded by some thread at level 0, where a bad one sets a flag in the run state (no index: the host
-// finds the first bad cell in a separate scan, only once the flag is seen, heat_kernels.cuh).
+// finds the first bad cell in a separate scan, only once the flag is seen, kernels.cuh).
 //
 // Lean steps (rows wholly inside the block's owned range) skip the per-level range tests that general
 // steps make. In a pass of all T levels they compute every level; the checking pass takes them too (its
@@ -22,7 +22,7 @@
 // checking pass (once a run, in runs whose first batch is shorter than a pass) takes general steps.
 #pragma once
 
-#include "cuda/heat_kernels.cuh"
+#include "cuda/heat/kernels.cuh"
 
 #include <cuda_pipeline.h>
 #include <type_traits>
@@ -33,7 +33,7 @@ struct PassShape {
     int strip;          // W: owned columns per block
     int rows_per_block; // H
     // The rows a launch computes, [row_begin, row_end) within 1..N: every row for a whole grid; a slab's
-    // own rows, or a part of them, for libgpk_mpi (heat_slab.cu). Rows outside are read, never written.
+    // own rows, or a part of them, for libgpk_mpi (slab.cu). Rows outside are read, never written.
     long long row_begin, row_end;
 };
 
@@ -127,14 +127,13 @@ __device__ __forceinline__ BlockRows block_rows(const Views &g, PassShape shape,
 // tfinal (`to_final`) when the pass ends the run. In recompute mode the pass runs only when the run
 // converged inside a pass of this batch, from that pass's source to redo_levels, and keeps no maxima
 // (partials null). MinBlocks resident per SM caps the registers (65536 / (MinBlocks * Threads)). Dynamic
-// shared memory: sizeof(PassShared<T, Threads>). Lean: lean steps where a block can take them (false:
-// general steps only, where the lean ones would spill). Partial: the form for passes of fewer than T
-// levels (not with Check). A pass keeps its per-level block maxima in partials[level * blocks + block]
-// for a later kernel to finish it (libgpk_mpi's slabs; GPK_TEST_HEAT_FINISH=kernel), or, where `finish`
-// is given (the run state, the same as `state`), finishes itself (finish_if_last). The end of a pass takes
-// the state from `finish`, a parameter of its own: had it reused `state`, the compiler would keep that
-// pointer in registers over the steps, and 6/2 would spill (8 bytes a step, 6% slower on the H100).
-template <int T, int Threads, int MinBlocks, bool Check, bool Lean, bool Partial = false>
+// shared memory: sizeof(PassShared<T, Threads>). Partial: the form for passes of fewer than T levels (not
+// with Check). A pass keeps its per-level block maxima in partials[level * blocks + block] for a later
+// kernel to finish it (libgpk_mpi's slabs), or, where `finish` is given (the run state, the same as
+// `state`), finishes itself (finish_if_last). The end of a pass takes the state from `finish`, a parameter
+// of its own: had it reused `state`, the compiler would keep that pointer in registers over the steps, and
+// 6/2 would spill.
+template <int T, int Threads, int MinBlocks, bool Check, bool Partial = false>
 __global__ void __launch_bounds__(Threads, MinBlocks)
     pass_kernel(Views g, const double *__restrict__ cond, DeviceState *state, PassShape shape, int levels,
                 bool to_final, bool recompute, double *partials, DeviceState *finish) {
@@ -142,7 +141,6 @@ __global__ void __launch_bounds__(Threads, MinBlocks)
     using Shared = PassShared<T, Threads>;
     extern __shared__ __align__(16) unsigned char shared_raw[];
     Shared &sm = *reinterpret_cast<Shared *>(shared_raw);
-    wait_previous_kernel();
     int source, dst;
     if (recompute) {
         if (!state->redo) return;
@@ -248,17 +246,13 @@ __global__ void __launch_bounds__(Threads, MinBlocks)
         if (s + 1 < steps) step(P1(), std::false_type(), s + 1);
         if (s + 2 < steps) step(P2(), std::false_type(), s + 2);
     };
-    if constexpr (!Lean) {
-        for (int s = 0; s < steps; s += 3) general(s);
-    } else {
-        for (int s = 0;;) {
-            for (; s < steps && (s < lean_lo || s + 3 > lean_hi); s += 3) general(s);
-            if (s >= steps) break;
-            for (; s + 3 <= lean_hi; s += 3) {
-                step(P0(), std::true_type(), s);
-                step(P1(), std::true_type(), s + 1);
-                step(P2(), std::true_type(), s + 2);
-            }
+    for (int s = 0;;) {
+        for (; s < steps && (s < lean_lo || s + 3 > lean_hi); s += 3) general(s);
+        if (s >= steps) break;
+        for (; s + 3 <= lean_hi; s += 3) {
+            step(P0(), std::true_type(), s);
+            step(P1(), std::true_type(), s + 1);
+            step(P2(), std::true_type(), s + 2);
         }
     }
     __pipeline_wait_prior(0);

@@ -4,24 +4,19 @@
 // Three places to count in, by the number of slots:
 //   SharedTier  - block-private u32 copies in shared memory, one per lane (bank) of the warp, so that
 //                 neither equal samples nor any other pattern makes lanes collide;
-//   ClusterTier - one u32 copy spread over the shared memory of a thread-block cluster (sm_90): a block's
-//                 own slice directly, the others' through distributed shared memory;
+//   WindowTier  - one window of the slots in a block's shared memory, one launch per window;
 //   GlobalTier  - u64 atomics on the result, warp-aggregated so that equal samples cost one atomic.
 // u32 counters are flushed into the u64 result before any of them can overflow (kFlushSamples).
 #pragma once
 
 #include "common/semantics.hpp"
 
-#include <cooperative_groups.h>
 #include <cstdint>
 #include <type_traits>
 
 namespace gpk::cuda::hist {
 
-namespace cg = cooperative_groups;
-
-// A block adds at most this many samples between flushes; with clusters of up to 8 blocks a u32 counter
-// therefore never exceeds 2^31.
+// A block adds at most this many samples between flushes, so a u32 counter never exceeds 2^31.
 constexpr size_t kFlushSamples = size_t(1) << 28;
 constexpr int kBlockThreads = 512;
 
@@ -71,7 +66,6 @@ struct SharedTier {
     unsigned *smem;
     unsigned *mine;
     unsigned copies, slots, spread;
-    bool shuffle_flush = false; // GPK_TEST_HIST_FLUSH=shuffle (NOTES.md, internal knobs): flush_by_shuffles
 
     // Zeroes the copies in 16-byte stores (the kernel's shared memory is 16-byte aligned).
     __device__ void init(unsigned *s) {
@@ -90,10 +84,8 @@ struct SharedTier {
     // lanes of a warp then read different banks at every step (copies of 32, in 16-byte loads: the 8 lanes
     // of a quarter warp start at 8 different quads; 16 or fewer copies share banks two or more ways). A
     // block's flush so costs about copies / 4 loads a slot, where reducing a slot with shuffles (a warp per
-    // slot, the form before) cost five shuffle steps a slot on every lane: at 4-64 MB of u8 that flush was
-    // the launch's largest fixed cost.
+    // slot) costs five shuffle steps a slot on every lane.
     __device__ void flush(unsigned long long *counts) {
-        if (shuffle_flush) return flush_by_shuffles(counts);
         __syncthreads();
         unsigned long long *target = counts + size_t(blockIdx.x % spread) * slots;
         for (unsigned slot = threadIdx.x; slot < slots; slot += blockDim.x) {
@@ -119,31 +111,12 @@ struct SharedTier {
         }
         __syncthreads();
     }
-    // A warp takes 32 / copies slots at a time, lane l reading copy l % copies of slot l / copies: the 32
-    // words are consecutive (no bank conflicts); the copies of a slot are summed with shuffles.
-    __device__ void flush_by_shuffles(unsigned long long *counts) {
-        __syncthreads();
-        const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32, warps = blockDim.x / 32;
-        const unsigned per_step = 32 / copies;
-        unsigned long long *target = counts + size_t(blockIdx.x % spread) * slots;
-        for (unsigned first = warp * per_step; first < slots; first += warps * per_step) {
-            unsigned slot = first + lane / copies, at = slot * copies + lane % copies;
-            unsigned v = 0;
-            if (slot < slots) {
-                v = smem[at];
-                smem[at] = 0;
-            }
-            for (unsigned step = copies / 2; step > 0; step /= 2) v += __shfl_down_sync(0xffffffffu, v, step);
-            if (lane % copies == 0 && slot < slots && v) atomicAdd(target + slot, (unsigned long long)v);
-        }
-        __syncthreads();
-    }
 };
 
 // One window of the slots, [lo, lo + size), in one block's shared memory (a u32 counter each); samples of
 // other slots are passed over. Slots that do not fit one block are counted window by window, one launch
-// each over the same data: every add is a plain shared-memory atomic (the cluster tier sends half or more of
-// them to other blocks), at the cost of reading the data once per window.
+// each over the same data: every add is a plain shared-memory atomic, at the cost of reading the data once
+// per window.
 struct WindowTier {
     unsigned *smem;
     unsigned lo, size;
@@ -165,60 +138,6 @@ struct WindowTier {
             if (v) atomicAdd(counts + lo + i, (unsigned long long)v);
         }
         __syncthreads();
-    }
-};
-
-struct ClusterTier {
-    unsigned *smem;
-    unsigned slice_shift, slots;
-    // Slots held in the cluster's shared memory: all of them, or all but the last where that is the one
-    // channel's uncounted slot, which each thread counts in a register (`extra`) and flushes itself.
-    unsigned in_smem;
-    unsigned rank = 0;
-    unsigned long long extra = 0;
-
-    // Clusters exist from sm_90 on; the dispatcher chooses this tier only there.
-    __device__ void init(unsigned *s) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-        smem = s;
-        rank = cg::this_cluster().block_rank();
-        for (unsigned i = threadIdx.x; i < (1u << slice_shift); i += blockDim.x) smem[i] = 0;
-        cg::this_cluster().sync();
-#endif
-    }
-    // A slot of this block's slice is counted in its own shared memory, another block's through
-    // distributed shared memory.
-    __device__ __forceinline__ void add(unsigned long long slot) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-        if (slot >= in_smem) {
-            ++extra;
-            return;
-        }
-        unsigned owner_rank = unsigned(slot >> slice_shift), at = unsigned(slot) & ((1u << slice_shift) - 1);
-        if (owner_rank == rank)
-            atomicAdd(smem + at, 1u);
-        else
-            atomicAdd(cg::this_cluster().map_shared_rank(smem, owner_rank) + at, 1u);
-#endif
-    }
-    __device__ void flush(unsigned long long *counts) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-        cg::cluster_group cluster = cg::this_cluster();
-        cluster.sync();
-        unsigned long long first = (unsigned long long)rank << slice_shift;
-        for (unsigned i = threadIdx.x; i < (1u << slice_shift); i += blockDim.x) {
-            unsigned v = smem[i];
-            smem[i] = 0;
-            if (v && first + i < in_smem) atomicAdd(counts + first + i, (unsigned long long)v);
-        }
-        if (in_smem < slots) { // the uncounted slot: a warp's counts summed, one atomic
-            unsigned long long v = extra;
-            for (int o = 16; o > 0; o /= 2) v += __shfl_xor_sync(0xffffffffu, v, o);
-            if (threadIdx.x % 32 == 0 && v) atomicAdd(counts + in_smem, v);
-            extra = 0;
-        }
-        cluster.sync();
-#endif
     }
 };
 
@@ -261,9 +180,8 @@ __device__ __forceinline__ void add_vector(Tier &tier, const Vec16<T> &w, unsign
 
 // Counts p[0..n) whose first sample is of channel c0, with thread `tid` of `nthreads`: a scalar head up to
 // 16-byte alignment, 16-byte loads two at a time, a scalar tail. Single-channel modes load the next two
-// vectors before counting the current two, so that a thread's loads are in flight while it adds (without,
-// the u8 8192^2 case read DRAM at 50% of its peak); the other modes' registers have no room for them (they
-// spilled).
+// vectors before counting the current two, so that a thread's loads are in flight while it adds; the other
+// modes' registers have no room for them (they spill).
 template <class T, Mode M, class Tier>
 __device__ void count_span(Tier &tier, const T *p, size_t n, unsigned c0, const BinRule &r, size_t tid,
                            size_t nthreads) {
@@ -358,11 +276,10 @@ __device__ inline void finish_in_last_block(const Finish &f, unsigned long long 
 }
 
 // One span (rows == 1): the whole grid shares it, in rounds of kFlushSamples per block. Several rows: each
-// block takes rows in turn. Every block runs the same number of rounds so that flushes (cluster barriers
-// in ClusterTier) line up.
+// block takes rows in turn.
 // Blocks per SM the kernel is compiled for: the shared tier's single-channel kernels keep to 40 registers, so
 // that three blocks of 512 threads (the shared memory of 256 bins allows three) fit an SM's registers with
-// the loads of count_span in flight; the others to 64 (two blocks), as ptxas chose for them before.
+// the loads of count_span in flight; the others to 64 (two blocks).
 template <Mode M, class Tier>
 constexpr int kMinBlocks = single_channel(M) && std::is_same<Tier, SharedTier>::value ? 3 : 2;
 

@@ -1,18 +1,17 @@
 // The CUDA backend's heat slab (engine/heat_slab.hpp) for libgpk_mpi: the rank's rows stay on the device
 // between passes and are advanced by the whole-grid solver's own pass kernel, chosen the same way
-// (heat_pass.cuh: the one instantiation of each kernel, its shared memory limit set on the pointer
+// (pass.cuh: the one instantiation of each kernel, its shared memory limit set on the pointer
 // launched), launched on a range of rows. With a halo exchange, a pass launches the edge rows first (the
 // first and last `depth` own rows), copies them to pinned buffers on a second stream while the rows between
 // compute, hands them to the exchange on the host, and copies the received rows into the result's halo rows
 // while the kernel still runs (other rows of the same grid). Every iteration's maxdiff over the own rows
 // comes back in one small copy per pass.
 #include "cuda/device_context.cuh"
-#include "cuda/heat_pass.cuh"
-#include "cuda/heat_slab.cuh"
+#include "cuda/heat/pass.cuh"
+#include "cuda/heat/slab.cuh"
 #include "engine/error.hpp"
 
 #include <algorithm>
-#include <cstdlib>
 #include <string>
 #include <utility>
 
@@ -79,15 +78,10 @@ private:
     Event edges_done_, sent_;
     Partials slots_[kLaunches]{};
     size_t slot_capacity_ = 0; // doubles per slot
-    // The exchange overlaps the rows between the edges; GPK_TEST_MPI_OVERLAP=0 (NOTES.md, internal knobs)
-    // computes them first instead, for benchmarks of what the overlap hides.
-    bool overlap_ = true;
 };
 
 CudaHeatSlab::CudaHeatSlab(DeviceContext &ctx, const HeatSlabJob &job)
     : ctx_(ctx), device_(ctx.device()), rows_(job.rows), cols_(job.cols) {
-    const char *knob = std::getenv("GPK_TEST_MPI_OVERLAP");
-    overlap_ = !(knob && std::string(knob) == "0");
     pitch_ = (cols_ + 31) / 32 * 32;
     cells_.reserve(2 * rows_ * pitch_ * sizeof(double));
     cond_.reserve((rows_ - 2) * cols_ * sizeof(double));
@@ -196,13 +190,12 @@ void CudaHeatSlab::exchanged_pass(int levels, size_t own_begin, size_t own_end, 
     const cudaStream_t main = ctx_.main(), copies = copies_.get();
     launch(own_begin, edge_top, levels, 0, main);
     launch(edge_bottom, own_end, levels, 2, main);
-    if (!overlap_) launch(edge_top, edge_bottom, levels, 1, main); // the benchmark's reference
     edges_done_.record(main);
     edges_done_.make_wait(copies);
     copy_rows(send[0], grid_[1], own_begin, d, copies, true);
     copy_rows(send[1], grid_[1], own_end - d, d, copies, true);
     sent_.record(copies);
-    if (overlap_) launch(edge_top, edge_bottom, levels, 1, main);
+    launch(edge_top, edge_bottom, levels, 1, main);
     sent_.wait_host();
     once.run();
     if (x.up) copy_rows(recv[0], grid_[1], own_begin - d, d, copies, false);

@@ -39,8 +39,8 @@ __device__ __forceinline__ int pass_destination(int source, bool to_final) {
     return to_final ? kFinal : (source == kGrid0 ? kGrid1 : kGrid0);
 }
 
-// The deepest pass kernel built (heat_pass.cu).
-constexpr int kMaxPassLevels = 12;
+// The deepest pass kernel built (pass.cu).
+constexpr int kMaxPassLevels = 6;
 
 // Device-side progress of a run. The host enqueues iterations in batches and reads this once per batch.
 struct DeviceState {
@@ -61,23 +61,12 @@ struct DeviceState {
     double *log;
     unsigned log_capacity;
     int redo_to_final;
-    // A pass that finishes itself (heat_blocked.cuh, finish_if_last): the blocks that have folded their
+    // A pass that finishes itself (blocked.cuh, finish_if_last): the blocks that have folded their
     // maxima in, and each level's maximum over them as the bits of a double (non-negative doubles order as
     // their bits, so an integer atomicMax folds them exactly). The pass's last block takes both back to 0.
     unsigned arrived;
     unsigned long long level_max[kMaxPassLevels];
 };
-
-// Waits for the kernel before this one in the stream where this one was launched as its programmatic
-// dependent (PDL, heat_pass.cu: the launch and block set-up overlap the previous kernel's end; this wait
-// then returns once that kernel has ended and its writes are visible); a no-op otherwise. Then lets the
-// next kernel launch early in the same way. Called before anything that kernel wrote is read.
-__device__ __forceinline__ void wait_previous_kernel() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    asm volatile("griddepcontrol.wait;" ::: "memory");
-    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-#endif
-}
 
 // One iteration's value of a cell. `ns` = north + south, `h` = west + east of the cell's row, `hn`/`hs` the
 // same sums of the rows above and below. Explicit rounding intrinsics fix the arithmetic (no contraction
@@ -154,44 +143,6 @@ __device__ __forceinline__ void finish_pass(const double (&lm)[kMaxPassLevels], 
     }
 }
 
-// finish_pass as a kernel of its own after a pass whose blocks left per-level maxima in
-// partials[level * nparts + b] (GPK_TEST_HEAT_FINISH=kernel, NOTES.md, internal knobs; by default a pass
-// finishes itself, heat_blocked.cuh). One block: the warps share out the levels (kWarps / levels warps a
-// level, levels <= kWarps), each lane keeping 8 loads in flight. max is exact: the same bits in any order.
-template <int Threads>
-__global__ void __launch_bounds__(Threads)
-    finish_pass_kernel(const double *partials, int nparts, int levels, bool to_final, DeviceState *state) {
-    constexpr int kWarps = Threads / 32, kLoads = 8;
-    __shared__ double warp_max[kWarps];
-    wait_previous_kernel();
-    if (state->converged) return;
-    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    const int per_level = kWarps / levels, k = warp / per_level; // levels <= kWarps (heat.cu)
-    const int stride = per_level * 32;
-    double m = 0.0;
-    if (k < levels) {
-        const double *level = partials + (size_t)k * nparts;
-        for (int base = (warp % per_level) * 32 + lane; base < nparts; base += kLoads * stride) {
-            double v[kLoads];
-#pragma unroll
-            for (int j = 0; j < kLoads; ++j)
-                v[j] = base + j * stride < nparts ? level[base + j * stride] : 0.0;
-#pragma unroll
-            for (int j = 0; j < kLoads; ++j) m = fmax(m, v[j]);
-        }
-    }
-    for (int o = 16; o > 0; o /= 2) m = fmax(m, __shfl_xor_sync(0xffffffffu, m, o));
-    if (lane == 0) warp_max[warp] = m;
-    __syncthreads();
-    if (threadIdx.x != 0) return;
-    double lm[kMaxPassLevels] = {};
-#pragma unroll
-    for (int level = 0; level < kMaxPassLevels; ++level)
-        for (int q = 0; level < levels && q < per_level; ++q)
-            lm[level] = fmax(lm[level], warp_max[level * per_level + q]);
-    finish_pass(lm, levels, to_final, state);
-}
-
 // Min, max and sum of each of rows first_row .. first_row + count - 1 of the newest grid, a warp per row:
 // lane l adds columns l, l + 32, ... in order, then a fixed butterfly combines the lanes (each addition
 // commutes, so every lane ends with the same bits). A row's sum therefore does not depend on the grid or
@@ -201,7 +152,7 @@ __global__ void __launch_bounds__(Threads)
 // `copy_unless_final`, only where the newest grid is not tfinal (kFinal) and no bad input was found (nothing
 // reaches the outputs then), decided here for statistics enqueued before the host has seen the run's end.
 // Without Stats the kernel only copies (a run whose final report nobody asked for), and row_min, row_max
-// and row_sum are not touched. Launched through heat_pass.cu only (one instantiation of each form in the
+// and row_sum are not touched. Launched through pass.cu only (one instantiation of each form in the
 // library).
 template <int Threads, bool Stats>
 __global__ void __launch_bounds__(Threads)
@@ -218,8 +169,7 @@ __global__ void __launch_bounds__(Threads)
         const double *row = cells.row((long long)(first_row + r));
         double *to = copy ? copy + r * copy_pitch : nullptr;
         double sum = 0.0, mn = INFINITY, mx = -INFINITY;
-        // kBatch loads in flight before they are added in order (the same sums as one at a time). 16 measured
-        // slower at 4096^2 (ncu 53.6 against 51.3 us, H100).
+        // kBatch loads in flight before they are added in order (the same sums as one at a time).
         constexpr int kBatch = 8;
         for (size_t j0 = lane; j0 < g.cols; j0 += 32 * kBatch) {
             double v[kBatch];

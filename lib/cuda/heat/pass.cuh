@@ -1,12 +1,12 @@
 // The heat pass kernels and the report's row statistics, shared by the whole-grid solver (heat.cu) and
-// libgpk_mpi's slabs (heat_slab.cu), so that both launch the very same kernels and every cell gets the same
-// bits. Every kernel is instantiated and launched in heat_pass.cu alone: one copy of each in the library,
+// libgpk_mpi's slabs (slab.cu), so that both launch the very same kernels and every cell gets the same
+// bits. Every kernel is instantiated and launched in pass.cu alone: one copy of each in the library,
 // whose attributes (the dynamic shared memory limit) are set on the very function pointer that is
 // launched.
 #pragma once
 
 #include "cuda/device_context.cuh"
-#include "cuda/heat_blocked.cuh"
+#include "cuda/heat/blocked.cuh"
 
 #include <cuda_runtime.h>
 #include <cstddef>
@@ -21,7 +21,7 @@ using PassFn = void (*)(Views, const double *, DeviceState *, PassShape, int, bo
 struct PassKernel {
     int levels, threads, min_blocks;
     PassFn plain, checking; // checking: the run's first pass, which also checks the inputs
-    PassFn partial;         // passes of fewer levels (heat_blocked.cuh)
+    PassFn partial;         // passes of fewer levels (blocked.cuh)
     size_t smem;            // dynamic shared memory of a block
 };
 
@@ -32,16 +32,15 @@ struct PassChoice {
     int levels, per_sm;
 };
 
-// The kernel the knobs ask for (GPK_TEST_HEAT_KERNEL=T/B, GPK_TEST_HEAT_PASS_LEVELS=L; the default without
-// them), or where that one does not fit the device (shared memory, registers), the first of the list that
-// does (the same bits either way). Sets the chosen kernel's dynamic shared memory limit on the context's
-// device (DeviceContext::resident_blocks). Throws GPK_ERR_UNSUPPORTED where none fits.
+// The first kernel of the list (pass.cu) that fits the device (shared memory, registers): 6/2, or where
+// a block's shared memory is smaller 4/2, then 4/4 (the same bits either way). Sets the chosen kernel's
+// dynamic shared memory limit on the context's device (DeviceContext::resident_blocks). Throws
+// GPK_ERR_UNSUPPORTED where none fits.
 PassChoice choose_pass_kernel(DeviceContext &ctx);
 
 // The kernel for a batch's shorter passes: 4/4 (the last of the list, which fits any device) where the run's
-// kernel is deeper than 4 levels, else none (kernel null); GPK_TEST_HEAT_TAIL=0 (internal knob) asks for
-// none. A shorter pass on the run's kernel costs about a whole one (its steps, barriers and ring loads do
-// not shrink with the levels it computes), a 4/4 pass about 4.3-4.5 iterations of 6/2 (H100).
+// kernel is deeper than 4 levels, else none (kernel null). A shorter pass on the run's kernel costs about a
+// whole one (its steps, barriers and ring loads do not shrink with the levels it computes).
 PassChoice choose_tail_kernel(DeviceContext &ctx, const PassChoice &run);
 
 // How `count` iterations (>= 1) go into passes: `whole` passes of L levels on the run's kernel, then up to
@@ -68,39 +67,18 @@ inline dim3 pass_grid(const PassShape &shape, size_t cols, size_t rows) {
                 unsigned((rows + shape.rows_per_block - 1) / shape.rows_per_block));
 }
 
-// A launch configuration; with `pdl` (programmatic dependent launch, compute capability 9.0 and later), the
-// kernel may launch before the kernel ahead of it in the stream ends: it must call wait_previous_kernel
-// (heat_kernels.cuh) before it reads anything that one wrote.
-struct LaunchConfig {
-    cudaLaunchConfig_t config{};
-    cudaLaunchAttribute attribute{};
-    LaunchConfig(dim3 grid, int threads, size_t smem, cudaStream_t stream, bool pdl) {
-        config.gridDim = grid;
-        config.blockDim = dim3((unsigned)threads);
-        config.dynamicSmemBytes = smem;
-        config.stream = stream;
-        attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-        attribute.val.programmaticStreamSerializationAllowed = 1;
-        config.attrs = pdl ? &attribute : nullptr;
-        config.numAttrs = pdl ? 1 : 0;
-    }
-    LaunchConfig(const LaunchConfig &) = delete;
-    LaunchConfig &operator=(const LaunchConfig &) = delete;
-};
-
 // After a launch that returned `launched`: its error, or the one that was pending before it (`pending`),
 // as a gpk::Error naming `what`, the grid, the block and the dynamic shared memory (so that an earlier
 // unchecked call is not taken for this launch's fault).
 void check_kernel_launch(cudaError_t launched, cudaError_t pending, const char *what, dim3 grid, int threads,
                          size_t smem);
 
-// Launches a pass kernel (its checking form where `checking`) on `stream`, as the programmatic dependent
-// of the kernel before it where `pdl`; one that finishes itself where `finish` (heat_blocked.cuh), else one
-// that leaves its per-level block maxima in `partials` (null: none). A failed launch becomes a gpk::Error
-// (check_kernel_launch).
+// Launches a pass kernel (its checking form where `checking`) on `stream`: one that finishes itself where
+// `finish` (blocked.cuh), else one that leaves its per-level block maxima in `partials` (null: none). A
+// failed launch becomes a gpk::Error (check_kernel_launch).
 void launch_pass(const PassKernel &k, bool checking, dim3 grid, cudaStream_t stream, const Views &g,
                  const double *cond, DeviceState *state, const PassShape &shape, int levels, bool to_final,
-                 bool recompute, double *partials, bool finish, const char *what, bool pdl = false);
+                 bool recompute, double *partials, bool finish, const char *what);
 
 // Min, max and sum of each of rows first_row .. first_row + count - 1 of the newest grid (state->buffer)
 // into row_min/row_max/row_sum[0..count); skipped where `skip_if_converged` and the run has converged.

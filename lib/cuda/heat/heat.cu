@@ -3,16 +3,15 @@
 // iteration). What a call costs beside its iterations is kept small: device inputs are read in place by
 // the first pass, which also checks them (a flag; the first bad cell is looked for only once it is set);
 // the pass that ends the run writes a device tfinal directly, or else the final row statistics copy the
-// grid into it as they read it; each pass finishes itself in its last block (no kernel between passes);
-// passes may launch as programmatic dependents of the kernel before them (PDL, off by default: pdl_); no
+// grid into it as they read it; each pass finishes itself in its last block (no kernel between passes); no
 // allocation once the context holds buffers of the size. A resumed run (job.start_iteration,
 // job.fixed_rows) counts its iterations on from the checkpoint; batches and passes end at checkpoints, and
-// no batch is enqueued past one. Kernels: heat_kernels.cuh, heat_blocked.cuh, launched through heat_pass.cu
-// (which libgpk_mpi's slabs share, heat_slab.cu).
-#include "cuda/heat.cuh"
+// no batch is enqueued past one. Kernels: kernels.cuh, blocked.cuh, launched through pass.cu
+// (which libgpk_mpi's slabs share, slab.cu).
+#include "cuda/heat/heat.cuh"
 
-#include "cuda/heat_kernels.cuh"
-#include "cuda/heat_pass.cuh"
+#include "cuda/heat/kernels.cuh"
+#include "cuda/heat/pass.cuh"
 #include "cuda/pointer.cuh"
 #include "engine/error.hpp"
 #include "engine/heat_rules.hpp"
@@ -24,7 +23,6 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <memory>
 #include <new>
 #include <string>
@@ -39,9 +37,6 @@ using heat::PassKernel;
 using heat::PassShape;
 using heat::Views;
 
-// finish_pass_kernel's block: a warp or more per level of the deepest pass kernel.
-constexpr int kFinishThreads = 1024;
-static_assert(kFinishThreads / 32 >= heat::kMaxPassLevels, "finish_pass_kernel: fewer warps than levels");
 constexpr unsigned kLogCapacity = 4096;
 constexpr size_t kMaxBatch = 1024; // iterations enqueued before the host looks at the state
 
@@ -68,23 +63,18 @@ size_t round_up(size_t n, size_t to) {
     return (n + to - 1) / to * to;
 }
 
-// The device work area: the state, the maxdiff log, per-block maxima and the rows' statistics (min, max and
-// sum of each row, N each); and its pinned mirror for what the host reads back (two state slots: two
-// batches may be in flight). The state comes first in both, so that one copy starts a run.
+// The device work area: the state, the maxdiff log and the rows' statistics (min, max and sum of each row,
+// N each); and its pinned mirror for what the host reads back (two state slots: two batches may be in
+// flight). The state comes first in both, so that one copy starts a run.
 struct WorkLayout {
-    static constexpr size_t state = 0, log = 512;
-    size_t level_partials, row_stats, bytes;
-    WorkLayout(size_t level_parts, size_t rows) {
-        level_partials = log + round_up(kLogCapacity * sizeof(double), 256);
-        row_stats = level_partials + round_up(level_parts * sizeof(double), 256);
-        bytes = row_stats + round_up(3 * rows * sizeof(double), 256);
-    }
+    static constexpr size_t state = 0, log = 512, row_stats = log + kLogCapacity * sizeof(double);
+    static size_t bytes(size_t rows) { return row_stats + round_up(3 * rows * sizeof(double), 256); }
 };
 constexpr size_t kHostState[2] = {0, 256}, kHostLog = 512;
 constexpr size_t kHostRowStats = kHostLog + kLogCapacity * sizeof(double);
 static_assert(sizeof(DeviceState) <= 256, "work area layout");
 
-// A pass kernel as a run launches it: the choice (heat_pass.cuh; kernel null: none), its grid and shape.
+// A pass kernel as a run launches it: the choice (pass.cuh; kernel null: none), its grid and shape.
 struct PassPlan {
     PassChoice choice{};
     dim3 grid;
@@ -108,7 +98,7 @@ private:
     bool callback_due(size_t it) const;
     [[noreturn]] void report_bad_inputs();
     size_t batch_end(size_t done, size_t batch) const;
-    const char *deliver_callbacks(size_t done, size_t last, const DeviceState &st);
+    HeatCallback deliver_callbacks(size_t done, size_t last, const DeviceState &st);
     bool checkpoint(size_t iter, double maxdiff, int buffer);
     gpk_heat_report report(size_t niter, double maxdiff, double seconds) const;
     double seconds() const;
@@ -127,36 +117,22 @@ private:
     cudaStream_t stream_;
     // tinit is read in place where it is device memory and no fixed rows replace its edge rows.
     bool tinit_on_device_ = false, tinit_in_place_ = false, cond_on_device_ = false, tfinal_direct_ = false;
-    // Kernels of a batch launch as programmatic dependents of the one before where GPK_TEST_HEAT_PDL=1 asks
-    // (compute capability 9.0 and later; off by default: on the H100 it made calls of 50-100 iterations at
-    // 16384^2 7-8% slower and gained nothing at 4096^2, NOTES.md, internal knobs).
-    bool pdl_ = false;
     // The recomputation of a pass that converged inside is launched after every batch of a run that can
-    // converge (threshold > 0); a run of threshold 0 cannot (maxdiff < 0 never holds), so none is launched
-    // unless GPK_TEST_HEAT_RECOMP=1 (NOTES.md, internal knobs) asks for it as before.
+    // converge (threshold > 0); a run of threshold 0 cannot (maxdiff < 0 never holds).
     bool recompute_launch_ = true;
     // Someone takes the final report (job_.final or on_report): else the final grid's statistics, a read of
     // the whole grid, are not made (a copy to tfinal still is, where one is due).
     bool report_wanted_ = true;
-    // A pass finishes itself in its last block (heat_blocked.cuh, finish_if_last);
-    // GPK_TEST_HEAT_FINISH=kernel (NOTES.md, internal knobs) launches finish_pass_kernel after each pass
-    // instead.
-    bool finish_in_pass_ = true;
-    // GPK_TEST_HEAT_OLD_IO=1 (NOTES.md, internal knobs): the state is copied from the host before the first
-    // pass, and the final statistics of a quiet run follow the last batch's read-back copies, as before the
-    // halo kernel wrote the state and the statistics went ahead of those copies.
-    bool old_io_ = false;
     Views views_{};
     const double *cond_ = nullptr;
     char *work_ = nullptr, *host_ = nullptr;
-    WorkLayout layout_{0, 0};
     // The run's pass kernel, and the kernel of a batch's shorter passes (heat::choose_tail_kernel).
     PassPlan run_{}, tail_{};
     std::unique_ptr<double[]> checkpoint_; // N*M where checkpoints are asked for
     std::chrono::steady_clock::time_point start_;
 };
 
-// The pass kernels (heat_pass.cuh: the one chosen, or the first that fits; the tail kernel of shorter
+// The pass kernels (pass.cuh: the one chosen, or the first that fits; the tail kernel of shorter
 // passes) and their geometry: strips of W columns, H rows per block (plan_rows_per_block), remembered on the
 // context for the next call of the same shape.
 void HeatRun::plan_passes() {
@@ -200,13 +176,7 @@ void HeatRun::allocate() {
     const size_t N = job_.rows, M = job_.cols;
     const size_t pitch = (M + 31) / 32 * 32; // 256-byte rows
     HeatBuffers &hb = ctx_.heat();
-    // Per-block maxima only for passes finished by a kernel of their own (GPK_TEST_HEAT_FINISH=kernel).
-    size_t level_parts = 0;
-    for (const PassPlan *p : {&run_, &tail_})
-        if (p->choice.kernel && !finish_in_pass_)
-            level_parts =
-                std::max(level_parts, (size_t)p->grid.x * p->grid.y * (size_t)p->choice.kernel->levels);
-    layout_ = WorkLayout(level_parts, N);
+    const size_t work_bytes = WorkLayout::bytes(N);
     // The C boundary checked that (N+2)*(M+2) fits; the padded rows may not.
     if (N + 2 > SIZE_MAX / (2 * sizeof(double)) / pitch)
         fail(GPK_ERR_OUT_OF_MEMORY, "heat: a " + std::to_string(N) + " x " + std::to_string(M) +
@@ -215,10 +185,10 @@ void HeatRun::allocate() {
     const size_t cond_bytes = cond_on_device_ ? 0 : N * M * sizeof(double);
     const char *knob = std::getenv("GPK_TEST_DEVICE_MEMORY_LIMIT");
     if (knob && !*knob) knob = nullptr;
-    const bool new_work = layout_.bytes > hb.work.capacity(); // grow() allocates it anew below
+    const bool new_work = work_bytes > hb.work.capacity(); // grow() allocates it anew below
     const bool grows = grid_bytes > hb.grids.capacity() || cond_bytes > hb.cond.capacity() || new_work;
     if (grows || knob) {
-        const size_t need = grid_bytes + cond_bytes + layout_.bytes + (1 << 16);
+        const size_t need = grid_bytes + cond_bytes + work_bytes + (1 << 16);
         size_t usable = usable_device_memory(hb.held(), knob);
         if (need > usable && !knob) { // band buffers of earlier convolutions and histograms may be in the way
             ctx_.release_lane_buffers();
@@ -241,7 +211,7 @@ void HeatRun::allocate() {
     views_.v[heat::kInitial] = {const_cast<double *>(job_.tinit), (long long)M, 1, NN};
     views_.v[heat::kFinal] = {job_.tfinal, (long long)M, 1, NN};
     cond_ = cond_on_device_ ? job_.conductivity : static_cast<double *>(ctx_.grow(hb.cond, cond_bytes));
-    work_ = static_cast<char *>(ctx_.grow(hb.work, layout_.bytes));
+    work_ = static_cast<char *>(ctx_.grow(hb.work, work_bytes));
     // A new work area's maxdiff log is zeroed once: a batch's read-back copies its whole range of the log,
     // and passes after a bad input or after convergence write none of it (finish_pass), so that copy would
     // read bytes never written (compute-sanitizer initcheck on a context's first run); the host never uses
@@ -292,12 +262,10 @@ void HeatRun::upload() {
     s.log_capacity = kLogCapacity;
     s.redo_to_final = tfinal_direct_;
     host_state(0) = s;
-    // The halo kernel writes the state, unless fixed rows replace it or GPK_TEST_HEAT_OLD_IO=1 asks for the
-    // copy from the host.
-    const bool state_by_kernel = fixed.empty() && !old_io_;
+    // The halo kernel writes the state, unless fixed rows replace it.
     if (fixed.empty()) {
         heat::halo_rows_kernel<<<(unsigned)std::min<size_t>((M + 255) / 256, 1024), 256, 0, stream_>>>(
-            views_, initial, state_by_kernel ? work<DeviceState>(WorkLayout::state) : nullptr, s);
+            views_, initial, work<DeviceState>(WorkLayout::state), s);
         check_launch("heat halo_rows_kernel");
     } else {
         for (int b = heat::kGrid0; b <= heat::kGrid1; ++b)
@@ -310,33 +278,23 @@ void HeatRun::upload() {
         check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize (fixed rows)");
     }
     if (job_.on_report && job_.period)
-        check(cudaMemsetAsync(work_ + layout_.row_stats, 0, 3 * N * sizeof(double), stream_),
+        check(cudaMemsetAsync(work_ + WorkLayout::row_stats, 0, 3 * N * sizeof(double), stream_),
               "cudaMemsetAsync (row statistics)");
-    if (!state_by_kernel)
+    if (!fixed.empty())
         check(cudaMemcpyAsync(work_, host_, sizeof(DeviceState), cudaMemcpyHostToDevice, stream_),
               "cudaMemcpyAsync (state)");
 }
 
-// A pass of `levels` iterations, on the tail kernel where `tail`, and the bookkeeping of its maxdiffs (in
-// its last block, or a kernel of its own).
+// A pass of `levels` iterations, on the tail kernel where `tail`; it finishes itself in its last block.
 void HeatRun::enqueue_pass(int levels, bool checking, bool to_final, bool tail) {
     const PassPlan &pass = tail ? tail_ : run_;
-    const dim3 grid = pass.grid;
-    heat::launch_pass(*pass.choice.kernel, checking, grid, stream_, views_, cond_,
-                      work<DeviceState>(WorkLayout::state), pass.shape, levels, to_final, false,
-                      finish_in_pass_ ? nullptr : work<double>(layout_.level_partials), finish_in_pass_,
-                      "heat pass_kernel", pdl_);
-    if (finish_in_pass_) return;
-    const cudaError_t pending = cudaPeekAtLastError();
-    const heat::LaunchConfig c(dim3(1), kFinishThreads, 0, stream_, pdl_);
-    const cudaError_t launched = cudaLaunchKernelEx(
-        &c.config, heat::finish_pass_kernel<kFinishThreads>, work<double>(layout_.level_partials),
-        (int)(grid.x * grid.y), levels, to_final, work<DeviceState>(WorkLayout::state));
-    heat::check_kernel_launch(launched, pending, "heat finish_pass_kernel", dim3(1), kFinishThreads, 0);
+    heat::launch_pass(*pass.choice.kernel, checking, pass.grid, stream_, views_, cond_,
+                      work<DeviceState>(WorkLayout::state), pass.shape, levels, to_final, false, nullptr,
+                      true, "heat pass_kernel");
 }
 
 // `count` iterations in whole passes and the rest in one or two shorter ones (heat::split_passes; a pass of
-// every level takes the lean steps, heat_blocked.cuh), then, where the run can converge (threshold > 0), the
+// every level takes the lean steps, blocked.cuh), then, where the run can converge (threshold > 0), the
 // recomputation that runs only when the run converged inside one of them (on the run's kernel, whichever
 // kernel ran that pass: the same bits). The run's first pass checks the inputs; the pass that ends the run
 // writes a device tfinal, unless it is the checking one (nothing may be written to the outputs before the
@@ -353,7 +311,7 @@ void HeatRun::enqueue_iterations(size_t count, bool first_batch, bool ends_run) 
     if (!recompute_launch_) return;
     heat::launch_pass(*run_.choice.kernel, false, run_.grid, stream_, views_, cond_,
                       work<DeviceState>(WorkLayout::state), run_.shape, 0, false, true, nullptr, false,
-                      "heat pass_kernel (recomputation)", pdl_);
+                      "heat pass_kernel (recomputation)");
 }
 
 // Statistics of the newest grid's rows, copied to the host; a periodic one is skipped once the run has
@@ -364,7 +322,7 @@ void HeatRun::enqueue_stats(bool periodic, double *copy_to_final, bool copy_unle
     const size_t N = job_.rows;
     const bool stats = periodic || report_wanted_;
     if (!stats && !copy_to_final) return;
-    double *rs = stats ? work<double>(layout_.row_stats) : nullptr;
+    double *rs = stats ? work<double>(WorkLayout::row_stats) : nullptr;
     heat::launch_row_stats(stream_, views_, work<DeviceState>(WorkLayout::state), periodic, 1, N, rs,
                            stats ? rs + N : nullptr, stats ? rs + 2 * N : nullptr, copy_to_final, job_.cols,
                            copy_unless_final);
@@ -472,30 +430,25 @@ double HeatRun::seconds() const {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
 }
 
-// The callbacks due in iterations done+1..last of a batch (batches end where one is due), in the CPU
-// backend's order (periodic report, progress, checkpoint). Returns the callback that asked to stop, or
-// null. A stop asked on the iteration that ends the run anyway (convergence, maxiter) is no cancellation.
-// No checkpoint at the iteration that converged (heat_checkpoint_due excludes maxiter).
-const char *HeatRun::deliver_callbacks(size_t done, size_t last, const DeviceState &st) {
+// The callbacks due in iterations done+1..last of a batch (batches end where one is due), by the rules of
+// heat_deliver. Returns the callback that asked to stop, or none. No checkpoint at the iteration that
+// converged (heat_checkpoint_due excludes maxiter).
+HeatCallback HeatRun::deliver_callbacks(size_t done, size_t last, const DeviceState &st) {
     const bool converged = st.converged != 0;
-    const char *stopped_by = nullptr;
     for (size_t it = done + 1; it <= last; ++it) {
         const double maxdiff = host_log(it);
-        const bool converged_here = converged && it == last;
-        if (!converged_here && job_.on_report && job_.period && it % job_.period == 0) {
-            gpk_heat_report r = report(it, maxdiff, seconds()); // stats of the batch's last grid
-            if (job_.on_report(&r, 0, job_.user_data) && !stopped_by) stopped_by = "report";
-        }
-        if (job_.on_progress && job_.progress_interval && it % job_.progress_interval == 0 &&
-            job_.on_progress(it, maxdiff, seconds(), job_.user_data) && !stopped_by)
-            stopped_by = "progress";
-        if (!converged_here && heat_checkpoint_due(job_, it) && checkpoint(it, maxdiff, st.buffer) &&
-            !stopped_by)
-            stopped_by = "checkpoint";
-        if (stopped_by && (converged_here || it == job_.maxiter)) stopped_by = nullptr;
-        if (stopped_by) return stopped_by;
+        const HeatCallback stop = heat_deliver(
+            job_, it, converged && it == last,
+            [&] {
+                if (!job_.on_report) return false;
+                gpk_heat_report r = report(it, maxdiff, seconds()); // stats of the batch's last grid
+                return job_.on_report(&r, 0, job_.user_data) != 0;
+            },
+            [&] { return job_.on_progress && job_.on_progress(it, maxdiff, seconds(), job_.user_data) != 0; },
+            [&] { return checkpoint(it, maxdiff, st.buffer); });
+        if (stop != HeatCallback::none) return stop;
     }
-    return nullptr;
+    return HeatCallback::none;
 }
 
 void HeatRun::run() {
@@ -504,15 +457,8 @@ void HeatRun::run() {
     tfinal_direct_ = job_.tfinal && reinterpret_cast<uintptr_t>(job_.tfinal) % alignof(double) == 0 &&
                      on_device(job_.tfinal);
     tinit_in_place_ = tinit_on_device_ && !job_.fixed_rows;
-    const char *pdl_knob = std::getenv("GPK_TEST_HEAT_PDL");
-    pdl_ = ctx_.limits().compute_major >= 9 && pdl_knob && std::strcmp(pdl_knob, "1") == 0;
-    const char *recomp_knob = std::getenv("GPK_TEST_HEAT_RECOMP");
-    recompute_launch_ = job_.threshold > 0 || (recomp_knob && std::strcmp(recomp_knob, "1") == 0);
-    const char *finish_knob = std::getenv("GPK_TEST_HEAT_FINISH");
-    finish_in_pass_ = !(finish_knob && std::strcmp(finish_knob, "kernel") == 0);
+    recompute_launch_ = job_.threshold > 0;
     report_wanted_ = job_.final || job_.on_report;
-    const char *io_knob = std::getenv("GPK_TEST_HEAT_OLD_IO");
-    old_io_ = io_knob && std::strcmp(io_knob, "1") == 0;
     plan_passes();
     allocate();
     upload();
@@ -539,7 +485,7 @@ void HeatRun::run() {
     size_t done = start, enqueued = start, batch = quiet && !(job_.threshold > 0) ? max_batch : L;
     bool final_stats = false;
     DeviceState st{};
-    const char *stopped_by = nullptr;
+    HeatCallback stopped_by = HeatCallback::none;
     for (;;) {
         while (in_flight < 2 && enqueued < job_.maxiter &&
                (in_flight == 0 || !callback_due(flight[in_flight - 1].end))) {
@@ -549,9 +495,8 @@ void HeatRun::run() {
             // A quiet run's final statistics go right behind the passes, ahead of the read-back copies, so
             // that the stream turns from kernels to copies once.
             final_stats = quiet && end == job_.maxiter;
-            if (final_stats && !old_io_) enqueue_stats(false, tfinal_direct_ ? job_.tfinal : nullptr, true);
+            if (final_stats) enqueue_stats(false, tfinal_direct_ ? job_.tfinal : nullptr, true);
             enqueue_readback(next_slot, enqueued, end);
-            if (final_stats && old_io_) enqueue_stats(false, tfinal_direct_ ? job_.tfinal : nullptr, true);
             flight[in_flight++] = {enqueued, end, next_slot, enqueued == start};
             next_slot ^= 1;
             enqueued = end;
@@ -569,7 +514,7 @@ void HeatRun::run() {
         const size_t last = st.converged ? (size_t)st.niter : b.end;
         stopped_by = deliver_callbacks(done, last, st);
         done = last;
-        if (st.converged || stopped_by || done == job_.maxiter) break;
+        if (st.converged || stopped_by != HeatCallback::none || done == job_.maxiter) break;
     }
     // After any batch still in flight, whose kernels return at once. A device tfinal that the run did not
     // end on gets the newest grid from the statistics kernel, which reads it anyway.
@@ -583,14 +528,8 @@ void HeatRun::run() {
               "cudaMemcpy2DAsync (tfinal)");
     }
     check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize (heat final)");
-    if (report_wanted_) {
-        gpk_heat_report r = report(done, host_log(done), seconds());
-        if (job_.final) *job_.final = r;
-        if (job_.on_report) job_.on_report(&r, 1, job_.user_data);
-    }
-    if (stopped_by)
-        fail(GPK_ERR_CANCELLED, std::string("heat: cancelled by the ") + stopped_by +
-                                    " callback at iteration " + std::to_string(done));
+    if (report_wanted_) heat_final_report(job_, report(done, host_log(done), seconds()));
+    if (stopped_by != HeatCallback::none) heat_cancelled(stopped_by, done);
 }
 
 } // namespace

@@ -1,4 +1,4 @@
-// The CUDA backend's heat slab for libgpk_mpi (heat_slab.cu).
+// The CUDA backend's heat slab for libgpk_mpi (slab.cu).
 #pragma once
 
 #include "engine/heat_slab.hpp"

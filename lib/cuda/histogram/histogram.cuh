@@ -1,4 +1,4 @@
-// The CUDA histogram (lib/cuda/histogram.cu), called by the CUDA backend.
+// The CUDA histogram (lib/cuda/histogram/histogram.cu), called by the CUDA backend.
 #pragma once
 
 #include "cuda/device_context.cuh"

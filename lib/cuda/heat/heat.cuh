@@ -1,4 +1,4 @@
-// The CUDA heat solver (lib/cuda/heat.cu), called by the CUDA backend.
+// The CUDA heat solver (lib/cuda/heat/heat.cu), called by the CUDA backend.
 #pragma once
 
 #include "cuda/device_context.cuh"

@@ -1,12 +1,10 @@
 // Histogram dispatch: where the data lives, which tier counts it, how big the grid is, and the chunked
 // pipeline for data that is not (or not usably) on the device.
-#include "cuda/histogram.cuh"
-#include "cuda/histogram_kernels.cuh"
+#include "cuda/histogram/histogram.cuh"
+#include "cuda/histogram/kernels.cuh"
 #include "cuda/pipeline.cuh"
 
 #include <algorithm>
-#include <cstdlib>
-#include <cstring>
 #include <string>
 
 namespace gpk::cuda {
@@ -22,32 +20,20 @@ constexpr unsigned long long kFinishInLaunchSlots = 8192; // a few slots per thr
 // Shared memory a block of the shared tier aims at; copies are halved until they fit.
 constexpr size_t kSharedTarget = 48 * 1024;
 
-enum class TierKind { shared, window, cluster, global };
+enum class TierKind { shared, window, global };
 
 struct TierPlan {
     TierKind kind = TierKind::global;
-    unsigned copies = 1;      // shared
-    unsigned slice_shift = 0; // cluster: 2^slice_shift slots per block
-    unsigned cluster_size = 1;
+    unsigned copies = 1;              // shared
     unsigned windows = 1, window = 0; // window: launches, and slots a launch counts
     size_t smem_bytes = 0;
     unsigned spread = 1; // copies of the result the blocks flush into
 };
 
-// Most blocks a cluster of the cluster tier may have: the internal knob GPK_TEST_HIST_CLUSTER=2..8
-// (NOTES.md), else kClusterBlocks. Fewer blocks hold larger slices (fewer blocks per SM) and reach fewer of
-// them remotely. The knob also chooses the cluster tier over the window tier.
-constexpr unsigned kClusterBlocks = 2;
-unsigned cluster_knob() {
-    const char *knob = std::getenv("GPK_TEST_HIST_CLUSTER");
-    int v = knob ? std::atoi(knob) : 0;
-    return v >= 2 && v <= 8 ? unsigned(v) : 0;
-}
-// Most windows (reads of the data) the window tier takes before the cluster or global tier does.
+// Most windows (reads of the data) the window tier takes before the global tier does.
 constexpr unsigned kMaxWindows = 2;
 
-// `in_smem`: the slots a cluster holds in shared memory (a single channel's uncounted slot is not).
-TierPlan plan_tier(unsigned long long slots, unsigned long long in_smem, const DeviceLimits &lim) {
+TierPlan plan_tier(unsigned long long slots, const DeviceLimits &lim) {
     TierPlan t;
     size_t max_smem = lim.smem_per_block_optin;
     if (slots * 4 <= max_smem) {
@@ -64,33 +50,14 @@ TierPlan plan_tier(unsigned long long slots, unsigned long long in_smem, const D
     const unsigned long long per_block = (max_smem - 1024) / 4;
     const unsigned windows =
         unsigned(std::min<unsigned long long>(kMaxWindows + 1, (slots + per_block - 1) / per_block));
-    if (windows <= kMaxWindows && !(lim.compute_major >= 9 && cluster_knob())) {
+    if (windows <= kMaxWindows) {
         t.kind = TierKind::window;
         t.windows = windows;
         t.window = unsigned((slots + windows - 1) / windows);
         t.smem_bytes = size_t(t.window) * 4;
         return t;
     }
-    if (lim.compute_major >= 9) {
-        const unsigned most = cluster_knob() ? cluster_knob() : kClusterBlocks;
-        for (unsigned shift = 10; shift <= 20 && (size_t(4) << shift) <= max_smem; ++shift) {
-            unsigned long long blocks = (in_smem + (1ull << shift) - 1) >> shift;
-            if (blocks <= most) {
-                t.kind = TierKind::cluster;
-                t.slice_shift = shift;
-                t.cluster_size = unsigned(blocks);
-                t.smem_bytes = size_t(4) << shift;
-                return t;
-            }
-        }
-    }
     return t; // global atomics
-}
-
-template <class Kernel> void allow_smem(Kernel kernel, size_t bytes) {
-    if (bytes > 48 * 1024)
-        check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)),
-              "cudaFuncSetAttribute (histogram shared memory)");
 }
 
 // Blocks that cover `span` without idling, at most what the device runs at once (the occupancy, and the
@@ -111,10 +78,8 @@ void launch_tier(const Span2D &span, const BinRule &rule, const TierPlan &plan, 
     constexpr size_t V = 16 / sizeof(T);
     if (plan.kind == TierKind::shared) {
         auto kernel = hist::histogram_kernel<T, M, hist::SharedTier>;
-        const char *knob = std::getenv("GPK_TEST_HIST_FLUSH");
-        hist::SharedTier tier{nullptr,     nullptr,
-                              plan.copies, unsigned((rule.bins + 1) * rule.channels),
-                              plan.spread, knob && std::strcmp(knob, "shuffle") == 0};
+        hist::SharedTier tier{nullptr, nullptr, plan.copies, unsigned((rule.bins + 1) * rule.channels),
+                              plan.spread};
         unsigned grid = grid_for(kernel, span, plan.smem_bytes, V, ctx);
         kernel<<<grid, hist::kBlockThreads, plan.smem_bytes, stream>>>(span, rule, tier, counts, finish);
         check_launch("histogram_kernel (shared)");
@@ -134,30 +99,6 @@ void launch_tier(const Span2D &span, const BinRule &rule, const TierPlan &plan, 
     } else if constexpr (hist::single_channel(M)) {
         fail(GPK_ERR_INTERNAL,
              "histogram: single-channel kernels exist for the shared and window tiers only");
-    } else if (plan.kind == TierKind::cluster) {
-        auto kernel = hist::histogram_kernel<T, M, hist::ClusterTier>;
-        allow_smem(kernel, plan.smem_bytes);
-        cudaLaunchConfig_t config = {};
-        cudaLaunchAttribute attr[1];
-        attr[0].id = cudaLaunchAttributeClusterDimension;
-        attr[0].val.clusterDim.x = plan.cluster_size;
-        attr[0].val.clusterDim.y = 1;
-        attr[0].val.clusterDim.z = 1;
-        config.blockDim = dim3(hist::kBlockThreads);
-        config.dynamicSmemBytes = plan.smem_bytes;
-        config.stream = stream;
-        config.attrs = attr;
-        config.numAttrs = 1;
-        config.gridDim = dim3(plan.cluster_size);
-        int clusters = 0;
-        check(cudaOccupancyMaxActiveClusters(&clusters, kernel, &config), "cudaOccupancyMaxActiveClusters");
-        unsigned grid = grid_for(kernel, span, plan.smem_bytes, V, ctx);
-        unsigned n = std::max(1u, std::min(unsigned(std::max(clusters, 1)), grid / plan.cluster_size + 1));
-        config.gridDim = dim3(n * plan.cluster_size);
-        const unsigned slots = unsigned((rule.bins + 1) * rule.channels);
-        hist::ClusterTier tier{nullptr, plan.slice_shift, slots, rule.channels == 1 ? slots - 1 : slots};
-        check(cudaLaunchKernelEx(&config, kernel, span, rule, tier, counts, finish),
-              "histogram_kernel (cluster)");
     } else {
         auto kernel = hist::histogram_kernel<T, M, hist::GlobalTier>;
         unsigned grid = grid_for(kernel, span, 0, V, ctx);
@@ -308,7 +249,7 @@ void histogram_run(DeviceContext &ctx, const HistogramJob &job) {
     BinRule rule{(long long)job.bins, job.lower, job.upper, double(job.bins) / (job.upper - job.lower),
                  job.channels};
     unsigned long long slots = (job.bins + 1) * job.channels;
-    TierPlan plan = plan_tier(slots, job.channels == 1 ? slots - 1 : slots, ctx.limits());
+    TierPlan plan = plan_tier(slots, ctx.limits());
     size_t counts_bytes = slots * plan.spread * sizeof(unsigned long long);
     MemoryKind kind = memory_kind(job.data);
     auto address = reinterpret_cast<uintptr_t>(job.data);

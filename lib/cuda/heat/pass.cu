@@ -1,18 +1,15 @@
 // The heat pass kernels built, the choice among them, and the launches of every kernel that both the
-// whole-grid solver (heat.cu) and libgpk_mpi's slabs (heat_slab.cu) run: this file alone instantiates them
-// (heat_pass.cuh).
-#include "cuda/heat_pass.cuh"
+// whole-grid solver (heat.cu) and libgpk_mpi's slabs (slab.cu) run: this file alone instantiates them
+// (pass.cuh).
+#include "cuda/heat/pass.cuh"
 
 #include "cuda/check.cuh"
-#include "cuda/heat_kernels.cuh"
+#include "cuda/heat/kernels.cuh"
 #include "engine/error.hpp"
 
 #include <algorithm>
 #include <climits>
 #include <cmath>
-#include <cstdio>
-#include <cstdlib>
-#include <cstring>
 #include <iterator>
 #include <string>
 
@@ -22,63 +19,25 @@ namespace {
 constexpr int kStatsThreads = 256;
 constexpr int kStatsBlocks = 2048; // at most; each row's sum is the same whatever the count
 
-// The form for shorter passes; a kernel without lean steps needs none of its own.
-template <int T, int Threads, int B, bool Lean> constexpr PassFn partial_form() {
-    if constexpr (Lean)
-        return pass_kernel<T, Threads, B, false, true, true>;
-    else
-        return pass_kernel<T, Threads, B, false, false>;
-}
-
-template <int T, int Threads, int B, bool Lean = true> constexpr PassKernel pass_kernel_of() {
-    static_assert(T <= kMaxPassLevels, "heat_kernels.cuh: kMaxPassLevels is the deepest kernel");
+template <int T, int Threads, int B> constexpr PassKernel pass_kernel_of() {
+    static_assert(T <= kMaxPassLevels, "kernels.cuh: kMaxPassLevels is the deepest kernel");
     return {T,
             Threads,
             B,
-            pass_kernel<T, Threads, B, false, Lean>,
-            pass_kernel<T, Threads, B, true, Lean>,
-            partial_form<T, Threads, B, Lean>(),
+            pass_kernel<T, Threads, B, false>,
+            pass_kernel<T, Threads, B, true>,
+            pass_kernel<T, Threads, B, false, true>,
             sizeof(PassShared<T, Threads>)};
 }
 
-// The kernels built, the default first; the first one that fits the device runs (the last, of 128-thread
-// blocks and 32 KiB of shared memory, fits any device gpk builds for). The internal knobs
-// GPK_TEST_HEAT_PASS_LEVELS=L (iterations per pass: the first kernel of at least L levels runs passes of at
-// most L) and GPK_TEST_HEAT_KERNEL=T/B (the kernel of T levels, B blocks per SM) exist for tests and
-// benchmarks: every choice gives the same bits. 6 levels is the deepest pass whose lean steps
-// (heat_blocked.cuh) fit 128 registers without spilling (ptxas, sm_90); 7 spills; 8/2 takes general steps
-// only (with lean ones it spilled 304 bytes; round 1's default, 0.807 ms an iteration at 16384² on the
-// H100); 8/1 and 12/1 have a whole SM's registers for 8 warps.
+// The kernels built, in the order they are tried; the first one that fits the device runs. 6/2 is the
+// deepest pass whose lean steps (blocked.cuh) fit 128 registers without spilling (ptxas, sm_90). 4/2 needs
+// about 64 KiB of shared memory a block where 6/2 needs about 104 KiB; 4/4, of 128-thread blocks and 32 KiB,
+// fits any device gpk builds for and also runs a batch's shorter passes (choose_tail_kernel).
 constexpr PassKernel kPassKernels[] = {pass_kernel_of<6, 256, 2>(), pass_kernel_of<4, 256, 2>(),
-                                       pass_kernel_of<7, 256, 2>(), pass_kernel_of<8, 256, 2, false>(),
-                                       pass_kernel_of<8, 256, 1>(), pass_kernel_of<12, 256, 1>(),
                                        pass_kernel_of<4, 128, 4>()};
 
-// The kernel the knobs ask for (the default without them).
-PassChoice knob_choice() {
-    PassChoice c{&kPassKernels[0], kPassKernels[0].levels, 0};
-    if (const char *knob = std::getenv("GPK_TEST_HEAT_KERNEL")) {
-        int t = 0, b = 0;
-        if (std::sscanf(knob, "%d/%d", &t, &b) == 2)
-            for (const PassKernel &k : kPassKernels)
-                if (k.levels == t && k.min_blocks == b) {
-                    c = {&k, t, 0};
-                    break;
-                }
-    }
-    if (const char *knob = std::getenv("GPK_TEST_HEAT_PASS_LEVELS")) {
-        int v = std::atoi(knob);
-        if (v >= 1 && v <= c.kernel->levels) {
-            c.levels = v;
-        } else if (v >= 1) {
-            for (const PassKernel &k : kPassKernels)
-                if (k.levels >= v && (c.kernel->levels < v || k.levels < c.kernel->levels)) c = {&k, v, 0};
-        }
-    }
-    return c;
-}
-
-// Blocks of both forms of a pass kernel resident per SM; 0 where it does not fit the device.
+// Blocks of every form of a pass kernel resident per SM; 0 where it does not fit the device.
 int resident(DeviceContext &ctx, const PassKernel &k) {
     int n = INT_MAX;
     for (PassFn f : {k.plain, k.checking, k.partial})
@@ -86,29 +45,17 @@ int resident(DeviceContext &ctx, const PassKernel &k) {
     return n;
 }
 
-// GPK_TEST_HEAT_PARTIAL=0 (NOTES.md, internal knobs): shorter passes take the plain form (general steps).
-bool partial_form_wanted() {
-    const char *knob = std::getenv("GPK_TEST_HEAT_PARTIAL");
-    return !(knob && std::strcmp(knob, "0") == 0);
-}
-
 } // namespace
 
 PassChoice choose_pass_kernel(DeviceContext &ctx) {
-    PassChoice c = knob_choice();
-    c.per_sm = resident(ctx, *c.kernel);
-    for (const PassKernel &k : kPassKernels) {
-        if (c.per_sm >= 1) break;
-        if ((c.per_sm = resident(ctx, k)) >= 1) c = {&k, std::min(c.levels, k.levels), c.per_sm};
-    }
-    if (c.per_sm < 1) fail(GPK_ERR_UNSUPPORTED, "heat: no pass kernel fits this device's shared memory");
-    return c;
+    for (const PassKernel &k : kPassKernels)
+        if (const int per_sm = resident(ctx, k); per_sm >= 1) return {&k, k.levels, per_sm};
+    fail(GPK_ERR_UNSUPPORTED, "heat: no pass kernel fits this device's shared memory");
 }
 
 PassChoice choose_tail_kernel(DeviceContext &ctx, const PassChoice &run) {
     const PassKernel &k = kPassKernels[std::size(kPassKernels) - 1];
-    const char *knob = std::getenv("GPK_TEST_HEAT_TAIL");
-    if (run.levels <= k.levels || (knob && std::strcmp(knob, "0") == 0)) return {nullptr, 0, 0};
+    if (run.levels <= k.levels) return {nullptr, 0, 0};
     const int per_sm = resident(ctx, k);
     if (per_sm < 1) return {nullptr, 0, 0};
     return {&k, k.levels, per_sm};
@@ -167,16 +114,13 @@ void check_kernel_launch(cudaError_t launched, cudaError_t pending, const char *
 
 void launch_pass(const PassKernel &k, bool checking, dim3 grid, cudaStream_t stream, const Views &g,
                  const double *cond, DeviceState *state, const PassShape &shape, int levels, bool to_final,
-                 bool recompute, double *partials, bool finish, const char *what, bool pdl) {
+                 bool recompute, double *partials, bool finish, const char *what) {
     const cudaError_t pending = cudaPeekAtLastError();
-    const LaunchConfig c(grid, k.threads, k.smem, stream, pdl);
     // A recomputation (levels 0 here) learns its length on the device: the plain form.
-    const PassFn fn = checking                                                   ? k.checking
-                      : !recompute && levels < k.levels && partial_form_wanted() ? k.partial
-                                                                                 : k.plain;
-    const cudaError_t launched = cudaLaunchKernelEx(&c.config, fn, g, cond, state, shape, levels, to_final,
-                                                    recompute, partials, finish ? state : nullptr);
-    check_kernel_launch(launched, pending, what, grid, k.threads, k.smem);
+    const PassFn fn = checking ? k.checking : !recompute && levels < k.levels ? k.partial : k.plain;
+    fn<<<grid, k.threads, k.smem, stream>>>(g, cond, state, shape, levels, to_final, recompute, partials,
+                                            finish ? state : nullptr);
+    check_kernel_launch(cudaSuccess, pending, what, grid, k.threads, k.smem);
 }
 
 void launch_row_stats(cudaStream_t stream, const Views &g, const DeviceState *state, bool skip_if_converged,
