@@ -2,11 +2,14 @@
 // restores the value it found when the scope ends, and each time has the library read its hooks again.
 #pragma once
 
-#include "gpk_internal.h"
+#include "gpk.h"
 
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+
+// libgpk's internal entry point (lib/gpk_internal.h, which tests do not include).
+extern "C" gpk_status gpk_internal_reload_test_hooks(void);
 
 namespace hooks {
 
