@@ -26,6 +26,10 @@ GPK_API gpk_status gpk_internal_check_heat_block(gpk_context *ctx, const double 
                                                  const double *conductivity, size_t rows, size_t cols,
                                                  size_t first_row);
 
+/** Reads the test hooks (GPK_TEST_* variables, lib/engine/test_hooks.hpp) again, after a test changed one.
+ *  Returns GPK_OK, or GPK_ERR_INVALID_ARGUMENT naming a bad value (which then fails every call). */
+GPK_API gpk_status gpk_internal_reload_test_hooks(void);
+
 typedef struct gpk_internal_heat_slab gpk_internal_heat_slab;
 
 /** Most iterations a slab pass of the context's backend takes (before a slab exists). */

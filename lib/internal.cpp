@@ -5,6 +5,7 @@
 #include "engine/boundary.hpp"
 #include "engine/context.hpp"
 #include "engine/heat_slab.hpp"
+#include "engine/test_hooks.hpp"
 #include "engine/validate.hpp"
 
 #include <memory>
@@ -22,6 +23,10 @@ struct gpk_internal_heat_slab {
 };
 
 extern "C" {
+
+GPK_API gpk_status gpk_internal_reload_test_hooks(void) {
+    return guarded(gpk::thread_error(), [] { gpk::reload_test_hooks(); });
+}
 
 GPK_API void gpk_internal_set_error(gpk_context *ctx, const char *message) {
     if (!message) return;

@@ -2,6 +2,7 @@
 // of convolve_rows.cpp and convolve_finish.cpp; rows too long for a thread's scratch are cut into column
 // strips, so that chunks are strips of rows. Min/max normalisation filters the whole image into a buffer
 // first, reduces it per channel, then normalises.
+#include "engine/test_hooks.hpp"
 #include "cpu/convolve_band.hpp"
 #include "cpu/kernels.hpp"
 
@@ -85,19 +86,6 @@ constexpr double kWholeRowScratchBytes = double(size_t(128) << 20);
 // (kh + 3) strip rows: 0.8 MB for a 3x3 filter with float sums, about 35 MB for the largest filter.
 constexpr size_t kStripSamples = size_t(1) << 15;
 
-// The strip width forced by the internal knob GPK_TEST_CONV_CPU_STRIP (NOTES.md); 0 where it is unset.
-size_t strip_knob() {
-    const char *text = std::getenv("GPK_TEST_CONV_CPU_STRIP");
-    if (!text || !*text) return 0;
-    unsigned long long samples = 0;
-    char extra = 0;
-    if (!std::isdigit((unsigned char)text[0]) || std::sscanf(text, "%llu%c", &samples, &extra) != 1 ||
-        samples < 1 || samples > (1ull << 40))
-        invalid(std::string("GPK_TEST_CONV_CPU_STRIP is \"") + text +
-                "\"; expected a strip width in samples (1 to 2^40)");
-    return size_t(samples);
-}
-
 // How the image is cut into units of work that the threads take in turn: chunks of `rows` rows, each of
 // them whole rows (strips == 1) or cut into `strips` column strips of `strip` samples (the last one
 // narrower). `padded` and `source_length` bound the Columns of every unit (the scratch's sizes).
@@ -118,7 +106,7 @@ template <class A> Tiling tiling(const Plan<A> &p) {
         (slots * double(whole.ring_row_length) + double(p.separable ? whole.source_length : 0) +
          double(conv::kMaxRowsPerPass) * double(whole.padded)) *
         sizeof(A);
-    const size_t forced = strip_knob();
+    const size_t forced = test_hooks().conv_cpu_strip; // GPK_TEST_CONV_CPU_STRIP
     if (!forced && whole_bytes <= kWholeRowScratchBytes) {
         t.strip = p.n;
         t.strips = 1;

@@ -1,6 +1,7 @@
 #include "cpu/isa.hpp"
 
 #include "engine/error.hpp"
+#include "engine/test_hooks.hpp"
 
 #include <atomic>
 #include <cstdlib>
@@ -36,16 +37,11 @@ Isa active_isa() {
 void select_isa() {
     static const Isa machine = machine_isa();
     Isa isa = machine;
-    if (const char *knob = std::getenv("GPK_TEST_CPU_ISA"); knob && *knob) {
-        Isa asked;
-        if (std::strcmp(knob, "avx512") == 0)
-            asked = Isa::avx512;
-        else if (std::strcmp(knob, "avx2") == 0)
-            asked = Isa::avx2;
-        else if (std::strcmp(knob, "baseline") == 0)
-            asked = Isa::baseline;
-        else
-            invalid(std::string("GPK_TEST_CPU_ISA is \"") + knob + "\"; expected avx512, avx2 or baseline");
+    const TestHooks::Isa cap = test_hooks().cpu_isa; // GPK_TEST_CPU_ISA
+    if (cap != TestHooks::Isa::machine) {
+        const Isa asked = cap == TestHooks::Isa::avx512 ? Isa::avx512
+                          : cap == TestHooks::Isa::avx2 ? Isa::avx2
+                                                        : Isa::baseline;
         isa = asked < machine ? asked : machine;
     }
     g_active.store(isa, std::memory_order_relaxed);

@@ -1,25 +1,11 @@
 #include "cuda/device_context.cuh"
 
+#include "engine/test_hooks.hpp"
+
 #include <algorithm>
-#include <cstdlib>
 #include <string>
 
 namespace gpk::cuda {
-namespace {
-
-// A byte count from an internal knob (a plain decimal number); unset, empty or 0 = none. Knobs:
-// GPK_TEST_DEVICE_MEMORY_LIMIT (the device's free memory), GPK_TEST_SHARED_LIMIT (shared memory a block may
-// have, below the device's own limit).
-size_t byte_knob(const char *name) {
-    const char *text = std::getenv(name);
-    if (!text || !*text) return 0;
-    char *end = nullptr;
-    unsigned long long v = std::strtoull(text, &end, 10);
-    if (*end != '\0') invalid(std::string(name) + " is \"" + text + "\"; expected a byte count");
-    return size_t(v);
-}
-
-} // namespace
 
 DeviceScope::DeviceScope(int device) {
     check_create([&] { return cudaGetDevice(&previous_); }, "cudaGetDevice");
@@ -103,7 +89,7 @@ int DeviceContext::resident_blocks(const void *kernel, int threads, size_t smem)
         occupancy_.push_back(o);
         found = &occupancy_.back();
     }
-    const size_t knob = byte_knob("GPK_TEST_SHARED_LIMIT");
+    const size_t knob = test_hooks().shared_limit;
     return knob && found->block_smem > knob ? 0 : found->blocks;
 }
 
@@ -120,7 +106,7 @@ size_t DeviceContext::memory_budget() {
     check(cudaMemGetInfo(&free_b, &total_b), "cudaMemGetInfo");
     size_t avail = free_b + held_bytes();
     avail -= std::min(avail / 8, size_t(512) << 20); // room for the runtime and for other users
-    size_t knob = byte_knob("GPK_TEST_DEVICE_MEMORY_LIMIT");
+    const size_t knob = test_hooks().device_memory_limit;
     return knob ? std::min(avail, knob) : avail;
 }
 

@@ -3,6 +3,7 @@
 #include "engine/cpu_api.hpp"
 #include "engine/cuda_api.hpp"
 #include "engine/error.hpp"
+#include "engine/test_hooks.hpp"
 
 #include <cstdlib>
 #include <cstring>
@@ -10,6 +11,7 @@
 namespace gpk {
 
 std::unique_ptr<Backend> create_backend(const gpk_context_options &opts) {
+    test_hooks(); // a test hook's bad value fails here, named
     gpk_backend choice = opts.backend;
     bool from_env = false;
     if (choice == GPK_BACKEND_AUTO) {

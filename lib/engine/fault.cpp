@@ -1,5 +1,7 @@
 #include "engine/fault.hpp"
 
+#include "engine/test_hooks.hpp"
+
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
@@ -24,8 +26,8 @@ Plan g_plan;
 std::atomic<bool> g_planned{false}; // g_plan holds a value of the variable
 
 const char *spec_now() {
-    const char *spec = std::getenv("GPK_TEST_FAULT");
-    return spec && *spec ? spec : nullptr;
+    const std::string &spec = test_hooks().fault; // GPK_TEST_FAULT
+    return spec.empty() ? nullptr : spec.c_str();
 }
 
 // The plan for `spec`, parsed again (counters at zero) when the value differs from the last one seen.

@@ -1,5 +1,6 @@
 // Contexts: backend choice (automatic, explicit, GPK_BACKEND), device queries, and where messages live.
 #include "check.hpp"
+#include "hooks.hpp"
 #include "gpk.h"
 
 #include <cstdlib>
@@ -17,7 +18,7 @@ gpk_status create(gpk_context **ctx, gpk_backend backend) {
 
 void test_backend_choice(bool have_gpu) {
     gpk_context *ctx = nullptr;
-    unsetenv("GPK_BACKEND");
+    hooks::Hook backend("GPK_BACKEND", nullptr);
     CHECK_OK(nullptr, create(&ctx, GPK_BACKEND_AUTO));
     CHECK(gpk_context_backend(ctx) == (have_gpu ? GPK_BACKEND_CUDA : GPK_BACKEND_CPU));
     gpk_context_destroy(ctx);
@@ -45,12 +46,12 @@ void test_backend_choice(bool have_gpu) {
         CHECK(std::strlen(gpk_context_last_error(nullptr)) > 10);
     }
 
-    setenv("GPK_BACKEND", "cpu", 1);
+    backend.set("cpu");
     CHECK_OK(nullptr, create(&ctx, GPK_BACKEND_AUTO));
     CHECK(gpk_context_backend(ctx) == GPK_BACKEND_CPU);
     gpk_context_destroy(ctx);
 
-    setenv("GPK_BACKEND", "cuda", 1);
+    backend.set("cuda");
     s = create(&ctx, GPK_BACKEND_AUTO);
     CHECK(s == (have_gpu ? GPK_OK : GPK_ERR_NO_DEVICE));
     if (!have_gpu) CHECK(std::strstr(gpk_context_last_error(nullptr), "GPK_BACKEND=cuda") != nullptr);
@@ -60,10 +61,9 @@ void test_backend_choice(bool have_gpu) {
     CHECK_OK(nullptr, create(&ctx, GPK_BACKEND_CPU));
     gpk_context_destroy(ctx);
 
-    setenv("GPK_BACKEND", "gpu", 1);
+    backend.set("gpu");
     CHECK_STATUS(nullptr, create(&ctx, GPK_BACKEND_AUTO), GPK_ERR_INVALID_ARGUMENT);
     CHECK(std::strstr(gpk_context_last_error(nullptr), "\"gpu\"") != nullptr);
-    unsetenv("GPK_BACKEND");
 }
 
 void test_devices(bool have_gpu, int count) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdio>
+#include "hooks.hpp"
 #include <cstdlib>
 #include <string>
 
@@ -14,10 +15,10 @@ template <class Body> void for_each_cpu_isa(Body &&body) {
         body(std::string(fixed));
         return;
     }
+    hooks::Hook hook("GPK_TEST_CPU_ISA", nullptr);
     for (const char *isa : {"avx512", "avx2", "baseline"}) {
-        setenv("GPK_TEST_CPU_ISA", isa, 1);
+        hook.set(isa);
         std::printf("GPK_TEST_CPU_ISA=%s\n", isa);
         body(std::string(isa));
     }
-    unsetenv("GPK_TEST_CPU_ISA");
 }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "check.hpp"
+#include "hooks.hpp"
 #include "gpk.h"
 
 #include <cuda_runtime.h>
@@ -143,13 +144,13 @@ inline bool large() {
     return q && *q && std::strcmp(q, "0") != 0;
 }
 
-// Fakes a device of `bytes` bytes for the calls made while it lives (the internal knob of NOTES.md).
+// Fakes a device of `bytes` bytes for the calls made while it lives (the test hook of NOTES.md).
 class FakeDeviceMemory {
 public:
-    explicit FakeDeviceMemory(size_t bytes) {
-        setenv("GPK_TEST_DEVICE_MEMORY_LIMIT", std::to_string(bytes).c_str(), 1);
-    }
-    ~FakeDeviceMemory() { unsetenv("GPK_TEST_DEVICE_MEMORY_LIMIT"); }
+    explicit FakeDeviceMemory(size_t bytes) : hook_("GPK_TEST_DEVICE_MEMORY_LIMIT", std::to_string(bytes)) {}
+
+private:
+    hooks::Hook hook_;
 };
 
 } // namespace gpu

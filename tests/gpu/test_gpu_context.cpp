@@ -2,6 +2,7 @@
 // work pending at destruction, ordering after the legacy default stream. Exits 77 where no CUDA device
 // exists.
 #include "gpu_common.hpp"
+#include "hooks.hpp"
 
 #include <cstdint>
 #include <vector>
@@ -10,19 +11,19 @@ namespace {
 
 void test_choice() {
     gpk_context *ctx = nullptr;
-    unsetenv("GPK_BACKEND");
+    hooks::Hook backend("GPK_BACKEND", nullptr);
     CHECK_OK(nullptr, gpk_context_create(&ctx, nullptr));
     CHECK_EQ(int(gpk_context_backend(ctx)), int(GPK_BACKEND_CUDA));
     gpk_context_destroy(ctx);
-    setenv("GPK_BACKEND", "cpu", 1);
+    backend.set("cpu");
     CHECK_OK(nullptr, gpk_context_create(&ctx, nullptr));
     CHECK_EQ(int(gpk_context_backend(ctx)), int(GPK_BACKEND_CPU));
     gpk_context_destroy(ctx);
-    setenv("GPK_BACKEND", "cuda", 1);
+    backend.set("cuda");
     CHECK_OK(nullptr, gpk_context_create(&ctx, nullptr));
     CHECK_EQ(int(gpk_context_backend(ctx)), int(GPK_BACKEND_CUDA));
     gpk_context_destroy(ctx);
-    unsetenv("GPK_BACKEND");
+    backend.set(nullptr);
     gpk_context_options o;
     gpk_context_options_init(&o);
     o.backend = GPK_BACKEND_CUDA;

@@ -5,6 +5,7 @@
 // creation fails in turn: the explicit CUDA backend returns the error, keeps nothing (no context, no device
 // memory, no CPU threads), and the automatic backend falls back to the CPU.
 #include "check.hpp"
+#include "hooks.hpp"
 #include "gpu_common.hpp"
 #include "process_threads.hpp"
 
@@ -120,10 +121,10 @@ int inject_each(const char *point, const char *name, const Operation &op, const 
     for (int n = 1; n <= 200; n = next_fault(n)) {
         gpk_context *ctx = gpu::make_context(GPK_BACKEND_CUDA);
         Result got;
-        setenv("GPK_TEST_FAULT", (std::string(point) + ":" + std::to_string(n)).c_str(), 1);
+        hooks::Hook fault("GPK_TEST_FAULT", std::string(point) + ":" + std::to_string(n));
         gpk_status s = op(ctx, got);
         std::string message = gpk_context_last_error(ctx);
-        unsetenv("GPK_TEST_FAULT");
+        fault.set(nullptr);
         std::string where = std::string(name) + ", " + point + " " + std::to_string(n);
         if (s == GPK_OK) { // fewer than n such calls: the run is complete and must be right
             CHECK_MSG(same(got, want), where + ": result after no fault differs from the CPU backend");
@@ -188,7 +189,7 @@ int inject_creation(const std::vector<Case> &cases) {
             break;
         }
         std::string where = "create:" + std::to_string(n);
-        setenv("GPK_TEST_FAULT", where.c_str(), 1);
+        hooks::Hook fault("GPK_TEST_FAULT", where);
         int sentinel = 0;
         gpk_context *ctx = reinterpret_cast<gpk_context *>(&sentinel); // must become NULL on failure
         gpk_status s = create(&ctx, GPK_BACKEND_CUDA);
@@ -197,10 +198,9 @@ int inject_creation(const std::vector<Case> &cases) {
             CHECK_EQ(int(gpk_context_backend(ctx)), int(GPK_BACKEND_CUDA));
             check_operations(ctx, cases, where + " (not reached)"); // the knob is still set: no effect
             gpk_context_destroy(ctx);
-            unsetenv("GPK_TEST_FAULT");
             break;
         }
-        unsetenv("GPK_TEST_FAULT");
+        fault.set(nullptr);
         ++injected;
         failures.emplace_back(s, message);
         std::string call = failed_call(message);
@@ -246,7 +246,7 @@ int inject_creation(const std::vector<Case> &cases) {
     // makes the choice explicit, and the error comes back as it did above.
     for (int n = 1; n <= injected + 1; ++n) {
         std::string where = "automatic backend, create:" + std::to_string(n);
-        setenv("GPK_TEST_FAULT", ("create:" + std::to_string(n)).c_str(), 1);
+        hooks::Hook fault("GPK_TEST_FAULT", "create:" + std::to_string(n));
         ctx = nullptr;
         gpk_status s = create(&ctx, GPK_BACKEND_AUTO);
         CHECK_MSG(s == GPK_OK, where + ": " + gpk_status_string(s) + ": " + gpk_context_last_error(nullptr));
@@ -259,18 +259,17 @@ int inject_creation(const std::vector<Case> &cases) {
             gpk_context_destroy(ctx);
         }
         if (n <= injected) {
-            setenv("GPK_BACKEND", "cuda", 1);
+            hooks::Hook backend("GPK_BACKEND", "cuda");
             ctx = nullptr;
             s = create(&ctx, GPK_BACKEND_AUTO);
             std::string message = gpk_context_last_error(nullptr);
-            unsetenv("GPK_BACKEND");
+            backend.set(nullptr);
             const auto &explicit_failure = failures[size_t(n - 1)];
             CHECK_MSG(s == explicit_failure.first && message == explicit_failure.second && ctx == nullptr,
                       where + ", GPK_BACKEND=cuda: " + gpk_status_string(s) + ": " + message +
                           "; expected: " + explicit_failure.second);
             if (s == GPK_OK) gpk_context_destroy(ctx);
         }
-        unsetenv("GPK_TEST_FAULT");
     }
     size_t free_after = free_device_memory();
     CHECK_MSG(!leak_check() || free_after + (size_t(2) << 20) >= free_before,

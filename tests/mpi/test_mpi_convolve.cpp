@@ -4,6 +4,7 @@
 // reach (rows then come from several ranks, and for wrap from the other end). A failure on one rank and
 // parameters that differ fail on every rank alike.
 #include "mpi_test.hpp"
+#include "hooks.hpp"
 #include "samples.hpp"
 
 #include <cmath>
@@ -152,9 +153,9 @@ void test_failures(gpk_context *ctx) {
                   (size() == 1 || contains(msg, "rank " + std::to_string(size() - 1))),
               msg);
     // An allocation failing on the last rank in the middle of its convolution (its min/max buffer).
-    if (rank() == size() - 1) setenv("GPK_TEST_FAULT", "host:2", 1);
+    hooks::Hook fault("GPK_TEST_FAULT", rank() == size() - 1 ? "host:2" : nullptr);
     s = gpk_mpi_convolve(ctx, MPI_COMM_WORLD, &p, im.height, begin, &in, mine, &out, got.data());
-    unsetenv("GPK_TEST_FAULT");
+    fault.set(nullptr);
     CHECK_MSG(s == GPK_ERR_OUT_OF_MEMORY && (size() == 1 || contains(gpk_context_last_error(ctx), "rank ")),
               std::string(gpk_status_string(s)) + ": " + gpk_context_last_error(ctx));
 }

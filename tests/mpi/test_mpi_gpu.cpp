@@ -5,6 +5,7 @@
 // last rank in the middle of a heat run, which every rank must return as GPK_ERR_DEVICE. Exits 77 on every
 // rank where no CUDA device is usable. GPK_TEST_MPI_GPU_N overrides the heat grid's side.
 #include "heat_resume.hpp"
+#include "hooks.hpp"
 #include "mpi_test.hpp"
 #include "samples.hpp"
 
@@ -92,9 +93,9 @@ void test_heat(gpk_context *ctx) {
     compare(mine(ctx, s, at.grid, c, begin, count, 120, fixed.data()), want, begin, count, m,
             "heat resumed at 120", 120);
     // A launch failing on the last rank in the middle of the run (its 40th): every rank returns the failure.
-    if (rank() == size() - 1) setenv("GPK_TEST_FAULT", "launch:40", 1);
+    hooks::Hook fault("GPK_TEST_FAULT", rank() == size() - 1 ? "launch:40" : nullptr);
     Run failed = mine(ctx, s, t, c, begin, count);
-    unsetenv("GPK_TEST_FAULT");
+    fault.set(nullptr);
     CHECK_MSG(failed.status == GPK_ERR_DEVICE &&
                   (size() == 1 || contains(failed.message, "rank " + std::to_string(size() - 1) + ":")),
               std::string(gpk_status_string(failed.status)) + ": " + failed.message);

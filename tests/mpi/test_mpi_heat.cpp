@@ -6,6 +6,7 @@
 // rows, bad data on one rank, an allocation failing on one rank. Every failure must reach every rank with
 // the same status and message (a hang would fail the test by its time limit).
 #include "heat_resume.hpp"
+#include "hooks.hpp"
 #include "mpi_test.hpp"
 
 #include <fstream>
@@ -294,9 +295,9 @@ void test_failures(gpk_context *ctx) {
         "a NaN on the last rank");
     if (p > 1) CHECK_MSG(contains(nan.message, "rank " + std::to_string(last) + ": "), nan.message);
     // The last rank's first host allocation (its slab) fails.
-    if (rank() == last) setenv("GPK_TEST_FAULT", "host:1", 1);
+    hooks::Hook fault("GPK_TEST_FAULT", rank() == last ? "host:1" : nullptr);
     Result oom = distributed(ctx, s, t, c, begin, count);
-    unsetenv("GPK_TEST_FAULT");
+    fault.set(nullptr);
     expect_everywhere(oom, GPK_ERR_OUT_OF_MEMORY, {"bytes"}, "an allocation failing on the last rank");
     CHECK(oom.grid[0] == -1.0); // outputs untouched
     // And the next call works again.

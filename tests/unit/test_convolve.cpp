@@ -1,6 +1,7 @@
 // gpk_convolve on the CPU backend against the naive reference of tests/common/convolve_reference.hpp
 // (written from SPEC §3 and NOTES.md: per pixel and per tap, in __int128 or long double).
 #include "convolve_reference.hpp"
+#include "hooks.hpp"
 #include "cpu_isa.hpp"
 
 #include <algorithm>
@@ -250,8 +251,9 @@ void test_thread_independence() {
         {GPK_F64, GPK_U16, 2, GPK_BORDER_WRAP, GPK_NORMALIZE_MINMAX, GPK_ACCUMULATE_F64, 97, 199},
         {GPK_U16, GPK_F32, 4, GPK_BORDER_ZERO, GPK_NORMALIZE_MINMAX, GPK_ACCUMULATE_AUTO, 64, 150},
     };
+    hooks::Hook hook("GPK_TEST_CONV_CPU_STRIP", nullptr);
     for (const char *strip : {"", "100"}) {
-        setenv("GPK_TEST_CONV_CPU_STRIP", strip, 1); // empty: unset
+        hook.set(strip); // empty: unset
         for (const Case &k : cases)
             for (const auto *set : {&filters.two_d, &filters.separable})
                 for (const NamedFilter &f : *set) {
@@ -265,7 +267,6 @@ void test_thread_independence() {
                               describe(k, f.name) + " strips " + strip + ": threads differ");
                 }
     }
-    unsetenv("GPK_TEST_CONV_CPU_STRIP");
 }
 
 // Float images whose accumulation type is their own are read in place between two edge lines: wide rows
@@ -300,11 +301,11 @@ bool strips_match(gpk_context *ctx, const Case &k, const gpk_filter *f, const st
                   const char *strip) {
     const Image in = random_image(rng, k.in_type, k.width, k.height, k.channels, (k.width % 3) * 8);
     Image whole(k.out_type, k.width, k.height, k.channels, 8), strips = whole;
-    unsetenv("GPK_TEST_CONV_CPU_STRIP");
+    hooks::Hook hook("GPK_TEST_CONV_CPU_STRIP", nullptr);
     const gpk_status a = run(ctx, k, f, in, whole);
-    setenv("GPK_TEST_CONV_CPU_STRIP", strip, 1);
+    hook.set(strip);
     const gpk_status b = run(ctx, k, f, in, strips);
-    unsetenv("GPK_TEST_CONV_CPU_STRIP");
+    hook.set(nullptr);
     const std::string what = describe(k, name) + " strips of " + strip;
     CHECK_MSG(a == b, what + ": statuses " + std::to_string(a) + " and " + std::to_string(b));
     const bool ok = a == b && whole.bytes == strips.bytes;
@@ -344,11 +345,10 @@ void test_column_strips(gpk_context *ctx) {
         small.height = std::min<size_t>(k.height, 5);
         failed += !strips_match(ctx, small, fl.f, fl.name, strip_widths[(turn / 4) % 2]);
         if (turn % 11 == 0) {
-            setenv("GPK_TEST_CONV_CPU_STRIP", strip, 1);
+            hooks::Hook hook("GPK_TEST_CONV_CPU_STRIP", strip);
             failed += !check_case(ctx, k, f2.f, f2.name + " in strips");
             small.width = std::min<size_t>(small.width, 64);
             failed += !check_case(ctx, small, fl.f, fl.name + " in strips");
-            unsetenv("GPK_TEST_CONV_CPU_STRIP");
         }
     });
     std::printf("column strips: %zu cases, %zu failed\n", 3 * turns, failed);
@@ -356,12 +356,13 @@ void test_column_strips(gpk_context *ctx) {
     gpk_filter *id = named("identity");
     Image img(GPK_U8, 5, 2, 1, 0), out = img;
     const Case k{GPK_U8, GPK_U8, 1, GPK_BORDER_CLAMP, GPK_NORMALIZE_NONE, GPK_ACCUMULATE_AUTO, 5, 2};
+    hooks::Hook hook("GPK_TEST_CONV_CPU_STRIP", nullptr);
     for (const char *bad : {"0", "wide", "-3", "12x"}) {
-        setenv("GPK_TEST_CONV_CPU_STRIP", bad, 1);
+        hook.set(bad);
         CHECK_STATUS(ctx, run(ctx, k, id, img, out), GPK_ERR_INVALID_ARGUMENT);
         CHECK(std::string(gpk_context_last_error(ctx)).find("GPK_TEST_CONV_CPU_STRIP") != std::string::npos);
     }
-    unsetenv("GPK_TEST_CONV_CPU_STRIP");
+    hook.set(nullptr);
     gpk_filter_destroy(id);
     for (auto &f : large) gpk_filter_destroy(f.f);
 }

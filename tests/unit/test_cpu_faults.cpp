@@ -6,6 +6,7 @@
 // also make one real allocation of each operation fail (ASan's max_allocation_size_mb), in a child process
 // since ASan reads its options at start only.
 #include "capped_memory.hpp"
+#include "hooks.hpp"
 #include "check.hpp"
 #include "convolve_params.hpp"
 #include "gpk.h"
@@ -318,20 +319,20 @@ int inject_each(gpk_context *ctx, unsigned threads, const Case &c) {
         if (!on) break;
         if (c.warm_up) c.warm_up(on);
         Outputs got(c.out_bytes);
-        setenv("GPK_TEST_FAULT", ("host:" + std::to_string(n)).c_str(), 1);
+        hooks::Hook fault("GPK_TEST_FAULT", "host:" + std::to_string(n));
         const gpk_status s = c.run(on, got.bytes());
         const std::string message = gpk_context_last_error(on);
-        unsetenv("GPK_TEST_FAULT");
+        fault.set(nullptr);
         if (s == GPK_OK) { // fewer than n allocations: the run is complete and must be right
             CHECK_MSG(got.words == want.words,
                       where + " (not reached): the result differs from the reference");
             if (c.warm_up) { // the buffers are kept now: a repeated call allocates nothing
-                setenv("GPK_TEST_FAULT", "host:1", 1);
+                fault.set("host:1");
                 Outputs repeat(c.out_bytes);
                 CHECK_MSG(c.run(on, repeat.bytes()) == GPK_OK && repeat.words == want.words,
                           where + ": a repeated call allocated or gave another result: " +
                               gpk_context_last_error(on));
-                unsetenv("GPK_TEST_FAULT");
+                fault.set(nullptr);
                 gpk_context_destroy(on);
             }
             break;
@@ -370,11 +371,11 @@ int inject_creation(unsigned threads, const Case &check_case) {
             CHECK_MSG(false, where + ": still failing");
             break;
         }
-        setenv("GPK_TEST_FAULT", ("host:" + std::to_string(n)).c_str(), 1);
+        hooks::Hook fault("GPK_TEST_FAULT", "host:" + std::to_string(n));
         gpk_status s;
         gpk_context *ctx = create(threads, &s);
         const std::string message = gpk_context_last_error(nullptr);
-        unsetenv("GPK_TEST_FAULT");
+        fault.set(nullptr);
         if (s == GPK_OK) { // every worker started: the context must work
             Outputs want(check_case.out_bytes), got(check_case.out_bytes);
             gpk_context *plain = create(threads, &s);
@@ -516,7 +517,7 @@ void real_failures() {
 
 int main(int argc, char **argv) {
     if (argc > 1 && std::strcmp(argv[1], "--real-failures") == 0) return real_failures_child();
-    unsetenv("GPK_TEST_FAULT");
+    hooks::Hook no_fault("GPK_TEST_FAULT", nullptr);
     std::vector<Case> cases = {heat_case()};
     for (Case &c : histogram_cases()) cases.push_back(c);
     for (Case &c : convolve_cases()) cases.push_back(c);

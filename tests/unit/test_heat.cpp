@@ -1,6 +1,7 @@
 // gpk_heat_run on the CPU backend against a naive reference written here straight from SPEC §1, and
 // against the course's published numbers for pat1_100x150.pgm.
 #include "capped_memory.hpp"
+#include "hooks.hpp"
 #include "check.hpp"
 #include "cpu_context.hpp"
 #include "cpu_isa.hpp"
@@ -573,9 +574,9 @@ double documented_cpu_row_sum(const double *row, size_t m) {
     return (lane[0] + lane[1]) + (lane[2] + lane[3]);
 }
 
-// The final report's statistics against tfinal itself, under the active instruction set (check_final_statistics:
-// tavg from documented_cpu_row_sum), for widths around every lane and vector width the row statistics use
-// (groups of 4 and 8 columns), one pass and several, one thread's band and several.
+// The final report's statistics against tfinal itself, under the active instruction set
+// (check_final_statistics: tavg from documented_cpu_row_sum), for widths around every lane and vector width
+// the row statistics use (groups of 4 and 8 columns), one pass and several, one thread's band and several.
 void test_report_statistics(gpk_context *ctx) {
     const size_t widths[] = {1,  2,  3,  4,  5,  7,  8,  9,  11, 12, 13,  15,  16,
                              17, 23, 24, 25, 31, 32, 33, 63, 64, 65, 257, 1029};
@@ -599,20 +600,18 @@ void test_report_statistics(gpk_context *ctx) {
 
 // GPK_TEST_CPU_ISA takes avx512, avx2 or baseline; anything else fails the call, naming the knob.
 void test_isa_knob(gpk_context *ctx) {
-    const char *saved = std::getenv("GPK_TEST_CPU_ISA");
-    const std::string kept = saved ? saved : "";
     std::vector<double> t(12, 1.0), c(12, 0.5);
-    for (const char *bad : {"avx", "AVX2", "avx512 ", "sse2"}) {
-        setenv("GPK_TEST_CPU_ISA", bad, 1);
-        GpkRun r = gpk_heat(ctx, t, c, 3, 4, 2, 0.0, 0);
-        CHECK_MSG(r.status == GPK_ERR_INVALID_ARGUMENT &&
-                      r.message.find("GPK_TEST_CPU_ISA is \"" + std::string(bad) + "\"") != std::string::npos,
-                  std::string(bad) + ": " + r.message);
-    }
-    if (saved)
-        setenv("GPK_TEST_CPU_ISA", kept.c_str(), 1);
-    else
-        unsetenv("GPK_TEST_CPU_ISA");
+    {
+        hooks::Hook hook("GPK_TEST_CPU_ISA", nullptr);
+        for (const char *bad : {"avx", "AVX2", "avx512 ", "sse2"}) {
+            hook.set(bad);
+            GpkRun r = gpk_heat(ctx, t, c, 3, 4, 2, 0.0, 0);
+            CHECK_MSG(r.status == GPK_ERR_INVALID_ARGUMENT &&
+                          r.message.find("GPK_TEST_CPU_ISA is \"" + std::string(bad) + "\"") !=
+                              std::string::npos,
+                      std::string(bad) + ": " + r.message);
+        }
+    } // the value found restored
     CHECK(gpk_heat(ctx, t, c, 3, 4, 2, 0.0, 0).status == GPK_OK);
 }
 

@@ -3,6 +3,7 @@
 // channel count, padded stride, awkward size and bin layout, plus saturation, all-equal data, thread
 // counts and a count above 2^32.
 #include "capped_memory.hpp"
+#include "hooks.hpp"
 #include "check.hpp"
 #include "cpu_context.hpp"
 #include "gpk.h"
@@ -317,15 +318,11 @@ void test_u8_planes() {
     std::mt19937_64 rng(2024);
     const char *saved = std::getenv("GPK_TEST_CPU_ISA");
     const std::string kept = saved ? saved : "";
+    hooks::Hook hook("GPK_TEST_CPU_ISA", saved);
     gpk_context *ctxs[] = {make_context(0), make_context(1), make_context(2)};
     const size_t widths[] = {1, 63, 511, 512, 513, 1023, 8191, 8192, 8193, 8192 * 2 + 512 * 3 + 7, 70001};
     for (const char *isa : {"", "avx2"}) {
-        if (*isa)
-            setenv("GPK_TEST_CPU_ISA", isa, 1);
-        else if (saved)
-            setenv("GPK_TEST_CPU_ISA", kept.c_str(), 1);
-        else
-            unsetenv("GPK_TEST_CPU_ISA");
+        hook.set(*isa ? isa : saved ? kept.c_str() : nullptr);
         for (size_t width : widths)
             for (size_t height : {size_t(1), size_t(5)})
                 for (size_t pad : {size_t(0), size_t(1), size_t(64)})
@@ -352,10 +349,6 @@ void test_u8_planes() {
                         for (gpk_context *ctx : ctxs) check_layout(ctx, l, data);
                     }
     }
-    if (saved)
-        setenv("GPK_TEST_CPU_ISA", kept.c_str(), 1);
-    else
-        unsetenv("GPK_TEST_CPU_ISA");
     for (gpk_context *ctx : ctxs) gpk_context_destroy(ctx);
 }
 
