@@ -12,6 +12,7 @@
 // `bench_heat profile N [ITERS]` makes two calls for a profiler; `bench_heat fixed N ROUNDS [NAME=VALUE...]`
 // alternates a call's fixed cost with and without internal knobs.
 #include "gpk.h"
+#include "hooks.hpp"
 
 #include <cuda_runtime.h>
 
@@ -21,6 +22,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -314,20 +316,15 @@ void fitted_cost(gpk_context *ctx, int n, const double *t, const double *c, doub
     std::fflush(stdout);
 }
 
-// An internal knob "NAME=VALUE" set in the environment for the object's lifetime (null: none).
+// A test hook "NAME=VALUE" (NOTES.md) set for the object's lifetime (null: none).
 struct KnobSetting {
-    std::string name;
+    std::optional<hooks::Hook> hook;
     explicit KnobSetting(const char *knob) {
         if (!knob) return;
         const std::string text = knob;
-        name = text.substr(0, text.find('='));
-        setenv(name.c_str(), text.substr(name.size() + 1).c_str(), 1);
+        const std::string name = text.substr(0, text.find('='));
+        hook.emplace(name.c_str(), text.substr(name.size() + 1));
     }
-    ~KnobSetting() {
-        if (!name.empty()) unsetenv(name.c_str());
-    }
-    KnobSetting(const KnobSetting &) = delete;
-    KnobSetting &operator=(const KnobSetting &) = delete;
 };
 
 // The pass kernels: 6/2 (the default), and those the solver takes where a block's shared memory is
@@ -342,11 +339,12 @@ constexpr Kernel kKernels[] = {{"6/2", ""}, {"4/2", "100000"}, {"4/4", "60000"}}
 void time_kernel(gpk_context *ctx, int n, const double *t, const double *c, double *out, size_t extra,
                  const Kernel &kernel, int rows) {
     const size_t levels = (size_t)std::atoi(kernel.name);
-    if (*kernel.shared_limit) setenv("GPK_TEST_SHARED_LIMIT", kernel.shared_limit, 1);
-    if (rows > 0) setenv("GPK_TEST_HEAT_ROWS", std::to_string(rows).c_str(), 1);
-    const double ms = time_gpk(ctx, n, t, c, out, 2 * levels, (extra + levels - 1) / levels * levels, 5);
-    unsetenv("GPK_TEST_SHARED_LIMIT");
-    unsetenv("GPK_TEST_HEAT_ROWS");
+    double ms;
+    {
+        hooks::Hook limit("GPK_TEST_SHARED_LIMIT", *kernel.shared_limit ? kernel.shared_limit : nullptr);
+        hooks::Hook block_rows("GPK_TEST_HEAT_ROWS", rows > 0 ? std::to_string(rows).c_str() : nullptr);
+        ms = time_gpk(ctx, n, t, c, out, 2 * levels, (extra + levels - 1) / levels * levels, 5);
+    }
     char rows_text[32] = "planned";
     if (rows > 0) std::snprintf(rows_text, sizeof rows_text, "%d", rows);
     // The "as built" column keeps the fields where tools/gpu/heatfix.sh reads them.

@@ -146,12 +146,9 @@ constexpr Kernel kKernels[] = {{"6/2", ""}, {"4/2", "100000"}, {"4/4", "60000"}}
 
 // Runs `body` with the solver choosing `k` (and with `rows` rows per block where given, GPK_TEST_HEAT_ROWS).
 template <class Body> auto with_kernel(const Kernel &k, const char *rows, Body &&body) {
-    if (*k.shared_limit) setenv("GPK_TEST_SHARED_LIMIT", k.shared_limit, 1);
-    if (rows && *rows) setenv("GPK_TEST_HEAT_ROWS", rows, 1);
-    auto result = body();
-    unsetenv("GPK_TEST_SHARED_LIMIT");
-    unsetenv("GPK_TEST_HEAT_ROWS");
-    return result;
+    hooks::Hook limit("GPK_TEST_SHARED_LIMIT", *k.shared_limit ? k.shared_limit : nullptr);
+    hooks::Hook block_rows("GPK_TEST_HEAT_ROWS", rows && *rows ? rows : nullptr);
+    return body();
 }
 
 // Where each array of a call lives; tfinal may also be left out (no_tfinal).
@@ -558,9 +555,11 @@ void test_out_of_memory(gpk_context *gpu) {
     const size_t n = small() ? 500 : 1000;
     const char *limit = small() ? "2000000" : "8000000";
     Problem p = random_problem(n, n, 8);
-    setenv("GPK_TEST_DEVICE_MEMORY_LIMIT", limit, 1);
-    Outcome got = run(gpu, p, Settings{5, 0.0, 1, 1}, Memory::device);
-    unsetenv("GPK_TEST_DEVICE_MEMORY_LIMIT");
+    Outcome got;
+    {
+        hooks::Hook memory("GPK_TEST_DEVICE_MEMORY_LIMIT", limit);
+        got = run(gpu, p, Settings{5, 0.0, 1, 1}, Memory::device);
+    }
     CHECK_STATUS(gpu, got.status, GPK_ERR_OUT_OF_MEMORY);
     CHECK_MSG(got.message.find("bytes") != std::string::npos && got.message.find(limit) != std::string::npos,
               got.message);

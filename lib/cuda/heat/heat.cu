@@ -15,6 +15,7 @@
 #include "cuda/pointer.cuh"
 #include "engine/error.hpp"
 #include "engine/heat_rules.hpp"
+#include "engine/test_hooks.hpp"
 #include "engine/validate.hpp"
 
 #include <algorithm>
@@ -41,17 +42,12 @@ constexpr unsigned kLogCapacity = 4096;
 constexpr size_t kMaxBatch = 1024; // iterations enqueued before the host looks at the state
 
 // Free device memory as the heat solver may use it: cudaMemGetInfo plus what it holds already, capped by
-// the test knob GPK_TEST_DEVICE_MEMORY_LIMIT=bytes (NOTES.md, internal knobs).
-size_t usable_device_memory(size_t held, const char *knob) {
+// the test hook GPK_TEST_DEVICE_MEMORY_LIMIT=bytes (NOTES.md).
+size_t usable_device_memory(size_t held, size_t limit) {
     size_t free_b = 0, total_b = 0;
     check(cudaMemGetInfo(&free_b, &total_b), "cudaMemGetInfo");
-    size_t usable = free_b + held;
-    if (knob) {
-        char *end = nullptr;
-        unsigned long long limit = std::strtoull(knob, &end, 10);
-        if (end != knob && limit < usable) usable = (size_t)limit;
-    }
-    return usable;
+    const size_t usable = free_b + held;
+    return limit ? std::min(limit, usable) : usable;
 }
 
 std::string cell_name(const char *array, size_t k, size_t cols) {
@@ -160,11 +156,10 @@ void HeatRun::plan_shape(PassPlan &pass, HeatBuffers::Plan &plan) {
     }
     shape.rows_per_block = plan.rows_per_block;
     grid = dim3(plan.grid_x, plan.grid_y);
-    // GPK_TEST_HEAT_ROWS=H (NOTES.md, internal knobs): H rows per block (at least 2T, at most 65535 blocks
+    // The test hook GPK_TEST_HEAT_ROWS=H (NOTES.md): H rows per block (at least 2T, at most 65535 blocks
     // down), so that tests see blocks of every kind (lean steps, several row blocks) on small grids.
-    if (const char *knob = std::getenv("GPK_TEST_HEAT_ROWS")) {
-        const size_t h =
-            std::max<size_t>({(size_t)std::max(0L, std::atol(knob)), 2 * (size_t)T, (N + 65534) / 65535});
+    if (const size_t rows = test_hooks().heat_rows) {
+        const size_t h = std::max<size_t>({rows, 2 * (size_t)T, (N + 65534) / 65535});
         shape.rows_per_block = (int)std::min(h, N);
         grid.y = (unsigned)((N + shape.rows_per_block - 1) / shape.rows_per_block);
     }
@@ -183,8 +178,7 @@ void HeatRun::allocate() {
                                         " grid needs more than SIZE_MAX bytes of device memory");
     const size_t grid_bytes = 2 * (N + 2) * pitch * sizeof(double);
     const size_t cond_bytes = cond_on_device_ ? 0 : N * M * sizeof(double);
-    const char *knob = std::getenv("GPK_TEST_DEVICE_MEMORY_LIMIT");
-    if (knob && !*knob) knob = nullptr;
+    const size_t knob = test_hooks().device_memory_limit;  // GPK_TEST_DEVICE_MEMORY_LIMIT
     const bool new_work = work_bytes > hb.work.capacity(); // grow() allocates it anew below
     const bool grows = grid_bytes > hb.grids.capacity() || cond_bytes > hb.cond.capacity() || new_work;
     if (grows || knob) {
