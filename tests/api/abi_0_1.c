@@ -49,29 +49,23 @@ static void *alone(const void *from, size_t size) {
     return p;
 }
 
+/* Runs one init call on a struct of type T followed by canaries: OK, struct_size of 0.1, nothing past it. */
+#define CHECK_INIT(T, call)                                                                                  \
+    do {                                                                                                     \
+        unsigned char *b = guarded(sizeof(T));                                                               \
+        T *p = (T *)b;                                                                                       \
+        CHECK((call) == GPK_OK, #call);                                                                      \
+        CHECK(p->struct_size == sizeof(T), #T ": struct_size of 0.1");                                       \
+        CHECK(intact(b, sizeof(T), sizeof(T) + ROOM), #T ": written past 0.1's layout");                     \
+        free(b);                                                                                             \
+    } while (0)
+
 static void test_inits(void) {
-    unsigned char *b;
-    b = guarded(sizeof(gpk_heat_params));
-    CHECK(gpk_heat_params_init((gpk_heat_params *)b) == GPK_OK, "heat init");
-    CHECK(((gpk_heat_params *)b)->struct_size == sizeof(gpk_heat_params), "heat init: struct_size of 0.1");
-    CHECK(intact(b, sizeof(gpk_heat_params), sizeof(gpk_heat_params) + ROOM), "heat init wrote past 0.1");
-    free(b);
-    b = guarded(sizeof(gpk_histogram_params));
-    CHECK(gpk_histogram_params_init((gpk_histogram_params *)b) == GPK_OK, "histogram init");
-    CHECK(intact(b, sizeof(gpk_histogram_params), sizeof(gpk_histogram_params) + ROOM), "histogram init");
-    free(b);
-    b = guarded(sizeof(gpk_convolve_params));
-    CHECK(gpk_convolve_params_init((gpk_convolve_params *)b) == GPK_OK, "convolve init");
-    CHECK(intact(b, sizeof(gpk_convolve_params), sizeof(gpk_convolve_params) + ROOM), "convolve init");
-    free(b);
-    b = guarded(sizeof(gpk_context_options));
-    CHECK(gpk_context_options_init((gpk_context_options *)b) == GPK_OK, "options init");
-    CHECK(intact(b, sizeof(gpk_context_options), sizeof(gpk_context_options) + ROOM), "options init");
-    free(b);
-    b = guarded(sizeof(gpk_image));
-    CHECK(gpk_image_init((gpk_image *)b, GPK_U8, 4, 3, 1) == GPK_OK, "image init");
-    CHECK(intact(b, sizeof(gpk_image), sizeof(gpk_image) + ROOM), "image init");
-    free(b);
+    CHECK_INIT(gpk_heat_params, gpk_heat_params_init(p));
+    CHECK_INIT(gpk_histogram_params, gpk_histogram_params_init(p));
+    CHECK_INIT(gpk_convolve_params, gpk_convolve_params_init(p));
+    CHECK_INIT(gpk_context_options, gpk_context_options_init(p));
+    CHECK_INIT(gpk_image, gpk_image_init(p, GPK_U8, 4, 3, 1));
 }
 
 static int reports;
