@@ -9,7 +9,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <numeric>
@@ -142,42 +141,16 @@ bool byte_taps(const gpk_filter &f) {
     return true;
 }
 
-// Output rows per block of the strip kernels as the internal knob GPK_TEST_CONV_STRIP (NOTES.md) sets them,
-// for benchmarks and tests: -1 for "off" (the 3 x 3 strip kernel not used), else a row count (each kernel
-// rounds it up to its whole chunks), or 0 where unset (one chunk a block).
-int strip_rows_knob() {
-    const char *text = std::getenv("GPK_TEST_CONV_STRIP");
-    if (!text || !*text) return 0;
-    if (std::strcmp(text, "off") == 0) return -1;
-    int rows = 0;
-    char extra = 0;
-    if (std::sscanf(text, "%d%c", &rows, &extra) != 1 || rows < 1 || rows > 4096)
-        invalid(std::string("GPK_TEST_CONV_STRIP is \"") + text +
-                "\"; expected off or a row count (1 to 4096)");
-    return rows;
-}
-
 // `rows` (0: one chunk) in whole chunks of `chunk` rows.
 int chunk_rows(int rows, int chunk) {
     return rows > 0 ? (rows + chunk - 1) / chunk * chunk : chunk;
 }
 
-// Output rows a chunk of the 3 x 3 strip kernel: 4 where sums are written (12 blocks an SM at 40 registers:
-// 0.062-0.063 ms at 8192^2 on the H100 against 0.068 in chunks of 8 and 0.071-0.072 in chunks of 2, which
-// spill under 32 registers), 8 for both passes of min/max (in chunks of 4, the fold pass in blocks of 8
-// rows at 40 registers and the write pass at 47 without spills: lp3 + min/max 0.142-0.145 ms against
-// 0.137-0.139).
+// Output rows a chunk of the 3 x 3 strip kernel: 4 where sums are written (12 blocks an SM at 40
+// registers; chunks of 2 spill under 32 registers), 8 for both passes of min/max (whose extra state would
+// cost the chunks of 4 their occupancy).
 template <StripMode M> constexpr int strip_chunk() {
     return M == StripMode::divide ? 4 : 8;
-}
-
-// The internal knob GPK_TEST_CONV_STRIP_CHUNK (NOTES.md): "8" for chunks of 8 where sums are written too
-// (the kernel before, for benchmarks and tests), else 0.
-int strip_chunk_knob() {
-    const char *text = std::getenv("GPK_TEST_CONV_STRIP_CHUNK");
-    if (!text || !*text || std::strcmp(text, "4") == 0) return 0;
-    if (std::strcmp(text, "8") == 0) return 8;
-    invalid(std::string("GPK_TEST_CONV_STRIP_CHUNK is \"") + text + "\"; expected 4 or 8");
 }
 
 // The grid of a strip kernel: x covers `groups` interior thread groups in blocks of `per_block` groups
@@ -210,44 +183,36 @@ bool strip_border(const PassArgs &a, StripBorder &bd) {
     return true;
 }
 
-template <StripMode M, bool Signed, StripDiv D, int C = strip_chunk<M>()>
-unsigned launch_strip_kernel(const PassArgs &a, const ByteTaps<3> &taps, const U8Divider &dv, int knob_rows,
+// `rows`: output rows a strip (0: one chunk).
+template <StripMode M, bool Signed, StripDiv D>
+unsigned launch_strip_kernel(const PassArgs &a, const ByteTaps<3> &taps, const U8Divider &dv, int rows,
                              cudaStream_t s) {
-    if constexpr (M == StripMode::divide && C == strip_chunk<M>())
-        if (strip_chunk_knob() == 8) return launch_strip_kernel<M, Signed, D, 8>(a, taps, dv, knob_rows, s);
-    const int rows = chunk_rows(knob_rows, C);
+    constexpr int C = strip_chunk<M>();
     const long long groups = strip_groups(a.shape.width);
     StripBorder bd;
     if (!strip_border(a, bd)) return 0;
-    const dim3 grid = strip_grid(a, groups, rows, M);
+    const dim3 grid = strip_grid(a, groups, chunk_rows(rows, C), M);
     if (grid.x == 0) return 0;
     conv3x3_u8_strip_kernel<M, Signed, D, C><<<grid, kStripThreads, 0, s>>>(
-        a.src, a.shape, a.out, taps, dv, bd, rows, groups, out_aligned_for_strip(a));
+        a.src, a.shape, a.out, taps, dv, bd, chunk_rows(rows, C), groups, out_aligned_for_strip(a));
     check_launch("conv3x3_u8_strip_kernel");
     return grid.x * grid.y;
 }
 
-// Output rows a chunk of the rank-1 kernel where sums are written, 4 or 8 (in blocks of whole chunks of
-// 8): 4 at K = 7 and 9 (72 registers against 96-121, 6 blocks an SM against 4: 8192^2 box 7 x 7 0.125-0.128
-// ms against 0.139, 9 x 9 0.169-0.171 against 0.191-0.193 on the H100), 8 at K = 5 (0.099-0.100 either
-// way, and chunks of 4 spill under their 64-register cap); 8 for min/max. The internal knob
-// GPK_TEST_CONV_RANK1_CHUNK=4|8 (NOTES.md) sets it for K = 5, 7 and 9, for benchmarks and tests.
-template <int K> int rank1_chunk() {
-    const char *text = std::getenv("GPK_TEST_CONV_RANK1_CHUNK");
-    if (!text || !*text) return K >= 7 ? 4 : 8;
-    if (std::strcmp(text, "4") == 0 || std::strcmp(text, "8") == 0) return text[0] - '0';
-    invalid(std::string("GPK_TEST_CONV_RANK1_CHUNK is \"") + text + "\"; expected 4 or 8");
+// Output rows a chunk of the rank-1 kernel: 4 where sums are written at K = 7 and 9 (fewer registers: 6
+// blocks an SM instead of 4), else 8 (at K = 5 chunks of 4 spill under their 64-register cap). Its strips
+// are one chunk of 8 rows (two of 4).
+template <int K, StripMode M> constexpr int rank1_chunk() {
+    return M == StripMode::divide && K >= 7 ? 4 : kStripChunk;
 }
 
-template <int K, StripMode M, bool Signed, StripDiv D, int C = kStripChunk>
+template <int K, StripMode M, bool Signed, StripDiv D>
 unsigned launch_rank1_kernel(const PassArgs &a, const Rank1Taps<K> &taps, const U8Divider &dv, int rows,
                              cudaStream_t s) {
-    if constexpr (M == StripMode::divide && K > 3 && C == kStripChunk)
-        if (rank1_chunk<K>() == 4) return launch_rank1_kernel<K, M, Signed, D, 4>(a, taps, dv, rows, s);
     const long long groups = rank1_groups(a.shape.width);
     const dim3 grid = strip_grid(a, groups, rows, M);
     if (grid.x == 0) return 0;
-    conv_rank1_u8_strip_kernel<K, M, Signed, D, C><<<grid, kStripThreads, 0, s>>>(
+    conv_rank1_u8_strip_kernel<K, M, Signed, D, rank1_chunk<K, M>()><<<grid, kStripThreads, 0, s>>>(
         a.src, a.shape, a.out, taps, dv, rows, groups, out_aligned_for_strip(a));
     check_launch("conv_rank1_u8_strip_kernel");
     return grid.x * grid.y;
@@ -299,90 +264,43 @@ bool strip_case(const PassArgs &a) {
     return reinterpret_cast<uintptr_t>(a.src.base) % kStripCols == 0 && a.src.pitch % kStripCols == 0;
 }
 
-// The 3 x 3 strip kernel (convolve_strip.cuh); 0 where it does not apply.
+// The 3 x 3 strip kernel (convolve_strip.cuh), for 3 x 3 byte taps that the box and pair kernels leave;
+// 0 where it does not apply.
 unsigned launch_strip(const PassArgs &a, cudaStream_t s) {
     if (a.filter->separable || a.filter->kh != 3 || !strip_case(a)) return 0;
-    const int rows = strip_rows_knob();
-    if (rows < 0) return 0;
     ByteTaps<3> taps;
     const bool is_signed = pack_byte_taps(*a.filter, taps);
-    return launch_strip_modes(a, is_signed, rows, [&](auto m, auto sg, auto d, const U8Divider &dv, int r) {
+    return launch_strip_modes(a, is_signed, 0, [&](auto m, auto sg, auto d, const U8Divider &dv, int r) {
         return launch_strip_kernel<decltype(m)::value, decltype(sg)::value, decltype(d)::value>(a, taps, dv,
                                                                                                 r, s);
     });
 }
 
-// The pair kernel (convolve_pair.cuh) as the internal knob GPK_TEST_CONV_PAIR (NOTES.md) sets it for
-// benchmarks and tests, comma-separated words: "off" (the 3 x 3 strip kernel instead), "minmax" (the pair
-// kernel for min/max only, written sums on the strip kernel: the default before 2026-11-27), "noprefetch"
-// (written sums in plain chunks of 8 instead of prefetched chunks of 4), "twopass" (min/max in two launches
-// even where one cooperative launch could make both passes), and "ROWS" or "ROWS/CHUNK" (strip rows, chunk
-// rows 4 or 8), as in "twopass,32/4".
-struct PairKnob {
-    bool off = false, minmax_only = false, twopass = false, noprefetch = false;
-    int rows = 0, chunk = 0;
-};
-
-PairKnob pair_knob() {
-    PairKnob k;
+// The test hook GPK_TEST_CONV_PAIR=twopass (NOTES.md): min/max of a whole device image in two launches of
+// the pair kernel, as on a device without cooperative launches; false where unset.
+bool pair_twopass_hook() {
     const char *text = std::getenv("GPK_TEST_CONV_PAIR");
-    if (!text || !*text) return k;
-    std::string rest = std::string(text) + ",";
-    for (size_t at = 0, comma; (comma = rest.find(',', at)) != std::string::npos; at = comma + 1) {
-        const std::string word = rest.substr(at, comma - at);
-        char extra = 0;
-        int n = 0;
-        if (word == "off")
-            k.off = true;
-        else if (word == "minmax")
-            k.minmax_only = true;
-        else if (word == "twopass")
-            k.twopass = true;
-        else if (word == "noprefetch")
-            k.noprefetch = true;
-        else if ((n = std::sscanf(word.c_str(), "%d/%d%c", &k.rows, &k.chunk, &extra)) >= 1 && n <= 2 &&
-                 k.rows >= 1 && k.rows <= 4096 && (n == 1 || k.chunk == 4 || k.chunk == 8))
-            k.chunk = n == 1 ? 0 : k.chunk;
-        else
-            invalid(std::string("GPK_TEST_CONV_PAIR is \"") + text +
-                    "\"; expected comma-separated off, minmax, noprefetch, twopass, and a row count (1 to "
-                    "4096) optionally with /4 or /8, as in twopass,16/4");
-    }
-    return k;
+    if (!text || !*text) return false;
+    if (std::strcmp(text, "twopass") == 0) return true;
+    invalid(std::string("GPK_TEST_CONV_PAIR is \"") + text + "\"; expected twopass");
 }
 
-// The internal knob GPK_TEST_CONV_PREFETCH (NOTES.md): "0" walks the box kernel's strips as before, each
-// chunk's loads issued just before its steps (for benchmarks and tests); true where unset or "1".
-bool prefetch_knob() {
-    const char *text = std::getenv("GPK_TEST_CONV_PREFETCH");
-    if (!text || !*text || std::strcmp(text, "1") == 0) return true;
-    if (std::strcmp(text, "0") == 0) return false;
-    invalid(std::string("GPK_TEST_CONV_PREFETCH is \"") + text + "\"; expected 0 or 1");
-}
-
-// Rows a chunk of the pair kernel: its incoming rows are loaded first. 8 for the fold pass and written
-// sums, 4 for the min/max write pass (its divider and range held besides).
+// Rows a chunk of the pair kernel: 8 for the fold pass, 4 for written sums (prefetched: walk_chunks) and
+// for the min/max write pass (its divider and range held besides).
 template <StripMode M> constexpr int pair_chunk() {
-    return M == StripMode::minmax ? 4 : 8;
+    return M == StripMode::fold ? 8 : 4;
 }
 
-template <bool Cross, StripMode M, bool Signed, StripDiv D, int N = pair_chunk<M>(), bool P = false>
+template <bool Cross, StripMode M, bool Signed, StripDiv D>
 unsigned launch_pair_kernel(const PassArgs &a, const ByteTaps<3> &taps, const PairTaps &pt,
-                            const U8Divider &dv, int rows, int chunk, bool prefetch, cudaStream_t s) {
-    if constexpr (N == pair_chunk<M>() && !P) {
-        if constexpr (M == StripMode::divide)
-            if (chunk == 0 && prefetch)
-                return launch_pair_kernel<Cross, M, Signed, D, 4, true>(a, taps, pt, dv, rows, 0, true, s);
-        if (chunk != 0 && chunk != N)
-            return launch_pair_kernel<Cross, M, Signed, D, 12 - N>(a, taps, pt, dv, rows, chunk, false, s);
-    }
+                            const U8Divider &dv, int rows, cudaStream_t s) {
     const long long groups = rank1_groups(a.shape.width);
     StripBorder bd;
     if (!strip_border(a, bd)) return 0;
     const dim3 grid = strip_grid(a, groups, rows, M, kBoxBlockGroups);
     if (grid.x == 0) return 0;
     // The write pass of min/max walks its strips bottom first: the fold pass read those rows last.
-    conv3x3_u8_pair_kernel<Cross, M, Signed, D, N, P>
+    conv3x3_u8_pair_kernel<Cross, M, Signed, D, pair_chunk<M>(), M == StripMode::divide>
         <<<grid, kStripThreads, 0, s>>>(a.src, a.shape, a.out, taps, pt, dv, bd, rows, groups,
                                         out_aligned_for_strip(a), M == StripMode::minmax);
     check_launch("conv3x3_u8_pair_kernel");
@@ -411,28 +329,19 @@ bool pair_case(const PassArgs &a, ByteTaps<3> &taps, bool &is_signed, PairTaps &
 }
 
 // 3 x 3 byte taps with sum |taps| <= kPairMaxAbsSum: the pair kernel for both passes of min/max
-// normalisation and for written sums (in prefetched chunks of 4: walk_chunks); 0 where it does not apply.
-// H100, 8192^2, clamp, written sums (bench_convolve small3, three rounds in one lease, bench/RESULTS.md):
-// lp3 0.058-0.061 ms, Sobel x 0.059-0.061, 1 2 1 smoothing 0.060-0.062, against 0.062-0.064, 0.063-0.064,
-// 0.062-0.063 on the 3 x 3 strip kernel and 0.059-0.061, 0.059-0.062, 0.061-0.063 in plain chunks of 8;
-// Nsight Compute (lp3) 54.7 us against 62.6 and 57.5.
+// normalisation and for written sums; 0 where it does not apply.
 unsigned launch_pair(const PassArgs &a, cudaStream_t s) {
     ByteTaps<3> taps;
     PairTaps pt;
     bool is_signed = false, cross = false;
     if (!pair_case(a, taps, is_signed, pt, cross)) return 0;
-    const PairKnob knob = pair_knob();
-    if (knob.off || (knob.minmax_only && !(a.out.reduce || a.out.normalize == GPK_NORMALIZE_MINMAX)))
-        return 0;
-    return launch_strip_modes(a, is_signed, knob.rows ? knob.rows : kPairStripRows,
+    return launch_strip_modes(a, is_signed, kPairStripRows,
                               [&](auto m, auto sg, auto d, const U8Divider &dv, int r) {
                                   constexpr StripMode M = decltype(m)::value;
                                   constexpr bool Sg = decltype(sg)::value;
                                   constexpr StripDiv D = decltype(d)::value;
-                                  return cross ? launch_pair_kernel<true, M, Sg, D>(
-                                                     a, taps, pt, dv, r, knob.chunk, !knob.noprefetch, s)
-                                               : launch_pair_kernel<false, M, Sg, D>(
-                                                     a, taps, pt, dv, r, knob.chunk, !knob.noprefetch, s);
+                                  return cross ? launch_pair_kernel<true, M, Sg, D>(a, taps, pt, dv, r, s)
+                                               : launch_pair_kernel<false, M, Sg, D>(a, taps, pt, dv, r, s);
                               });
 }
 
@@ -495,17 +404,6 @@ template <int K> bool rank1_factor(const gpk_filter &f, Rank1Taps<K> &out) {
     return true;
 }
 
-// Which K x K filters take the rank-1 strip kernel: by default K = 5, 7 and 9 (at K = 3 the 3 x 3 strip
-// kernel does no more work per output). The internal knob GPK_TEST_CONV_RANK1 (NOTES.md) sets "off", or
-// "all" to take K = 3 too, for benchmarks and tests.
-int rank1_min_k() {
-    const char *text = std::getenv("GPK_TEST_CONV_RANK1");
-    if (!text || !*text) return 5;
-    if (std::strcmp(text, "off") == 0) return 100;
-    if (std::strcmp(text, "all") == 0) return 3;
-    invalid(std::string("GPK_TEST_CONV_RANK1 is \"") + text + "\"; expected off or all");
-}
-
 // A separable pair of K integer taps each way as rank-1 taps: c = the row filter (signed bytes), r = the
 // column filter (exact int sums bound each r[a] h); false where a row tap is not a byte.
 template <int K> bool rank1_of_pair(const gpk_filter &f, Rank1Taps<K> &out) {
@@ -519,37 +417,9 @@ template <int K> bool rank1_of_pair(const gpk_filter &f, Rank1Taps<K> &out) {
     return true;
 }
 
-// Output rows a strip of the box kernel where GPK_TEST_CONV_BOX leaves it unset: each strip first reads
-// the K - 1 rows above its first output, and longer strips launch fewer blocks than the SMs hold. 8192^2,
-// ms, 3 x 3 / 5 x 5 / 7 x 7 / 9 x 9: H100 strips of 16 rows 0.060 / 0.065 / 0.076 / 0.093, of 32 rows
-// 0.063-0.067 / 0.068-0.072 / 0.079-0.080 / 0.098-0.101; H200 16 rows 0.053 / 0.058 / 0.074 / 0.092, 32
-// rows 0.054 / 0.058 / 0.075 / 0.091, 64 and 128 rows slower (bench/RESULTS.md).
+// Output rows a strip of the box kernel: each strip first reads the K - 1 rows above its first output, and
+// longer strips launch fewer blocks than the SMs hold.
 constexpr int kBoxStripRows = 16;
-
-// The box kernel's strip rows and rows a chunk, as the internal knob GPK_TEST_CONV_BOX (NOTES.md) sets
-// them for benchmarks and tests: "off" (box filters take the rank-1 or 3 x 3 strip kernels), "ROWS" or
-// "ROWS/CHUNK" (CHUNK 4 or 8, where sums are written); 0 where unset.
-struct BoxKnob {
-    bool off = false;
-    int rows = 0, chunk = 0;
-};
-
-BoxKnob box_knob() {
-    BoxKnob k;
-    const char *text = std::getenv("GPK_TEST_CONV_BOX");
-    if (!text || !*text) return k;
-    if (std::strcmp(text, "off") == 0) {
-        k.off = true;
-        return k;
-    }
-    char extra = 0;
-    const int n = std::sscanf(text, "%d/%d%c", &k.rows, &k.chunk, &extra);
-    if (!((n == 1 || n == 2) && k.rows >= 1 && k.rows <= 4096 && (n == 1 || k.chunk == 4 || k.chunk == 8)))
-        invalid(std::string("GPK_TEST_CONV_BOX is \"") + text +
-                "\"; expected off, or a row count (1 to 4096) and optionally /4 or /8");
-    if (n == 1) k.chunk = 0;
-    return k;
-}
 
 // Whether rank-1 taps are a box: every r[a] the same and every c[b] the same; t = r[0] c[0], every tap.
 template <int K> bool box_tap(const Rank1Taps<K> &taps, int &t) {
@@ -562,43 +432,31 @@ template <int K> bool box_tap(const Rank1Taps<K> &taps, int &t) {
     return t != 0;
 }
 
-// Rows a chunk of the box kernel: 8 where sums are written at K = 3 and 5 (their leaving rows held in
-// registers), 4 at K = 7 and 9 (which read their leaving rows again: 16 loads in flight at 64 registers
-// were slower) and for the min/max passes (whose extra state spills in chunks of 8). H200, 8192^2, strips
-// of 32 rows: 3 x 3 / 5 x 5 0.054 / 0.058 ms in chunks of 8 against 0.057 / 0.062 in chunks of 4; 7 x 7 /
-// 9 x 9 0.075 / 0.091 in chunks of 4 against 0.078 / 0.103.
-template <StripMode M, int K> constexpr int box_chunk() {
-    return M == StripMode::divide && K <= 5 ? 8 : 4;
+// Rows a chunk of the box kernel: 4. Chunks of 8 hold more loads in flight but cost registers that the
+// kernel lacks at K = 7 and 9 (which read their leaving rows again) and in the min/max passes (whose extra
+// state spills). Sums written at K <= 5 walk their strips in prefetched chunks (the next chunk's loads
+// issued before the current chunk's steps: walk_chunks), which keeps a chunk of loads always in flight.
+constexpr int kBoxChunk = 4;
+template <int K, StripMode M> constexpr bool box_prefetch() {
+    return M == StripMode::divide && K <= 5;
 }
 
-// Sum-normalised 3 x 3 and 5 x 5 (the written sums at K <= 5) walk their strips in prefetched chunks of 4
-// (P: the next chunk's loads issued before the current chunk's steps, as many rows in registers as chunks
-// of 8) unless the knobs ask otherwise. H100, 8192^2, the same lease (bench/RESULTS.md): 3 x 3 0.057-0.059
-// ms against 0.061-0.062 in chunks of 8 (Nsight Compute 55.7 against 57.4 us, issue 68% against 60%), 5 x
-// 5 0.061-0.063 against 0.063-0.065; prefetched chunks of 2 at 48 and 40 registers (10 and 12 blocks an
-// SM) were slower (58.5 and 59.6 us), though they kept more warps resident.
-template <int K, StripMode M, bool Signed, StripDiv D, int N = box_chunk<M, K>(), bool P = false>
+template <int K, StripMode M, bool Signed, StripDiv D>
 unsigned launch_box_kernel(const PassArgs &a, const Rank1Taps<K> &taps, int t, const U8Divider &dv, int rows,
-                           int chunk, cudaStream_t s) {
-    if constexpr (M == StripMode::divide && N == box_chunk<M, K>() && !P) {
-        if constexpr (K <= 5)
-            if (chunk == 0 && prefetch_knob())
-                return launch_box_kernel<K, M, Signed, D, 4, true>(a, taps, t, dv, rows, 0, s);
-        if (chunk != 0 && chunk != N)
-            return launch_box_kernel<K, M, Signed, D, 12 - N>(a, taps, t, dv, rows, chunk, s);
-    }
+                           cudaStream_t s) {
     const long long groups = rank1_groups(a.shape.width);
     const dim3 grid = strip_grid(a, groups, rows, M, kBoxBlockGroups);
     if (grid.x == 0) return 0;
-    conv_box_u8_kernel<K, M, Signed, D, N, P><<<grid, kStripThreads, 0, s>>>(
+    conv_box_u8_kernel<K, M, Signed, D, kBoxChunk, box_prefetch<K, M>()><<<grid, kStripThreads, 0, s>>>(
         a.src, a.shape, a.out, taps, t, dv, rows, groups, out_aligned_for_strip(a));
     check_launch("conv_box_u8_kernel");
     return grid.x * grid.y;
 }
 
-// Box filters take the box kernel (convolve_box.cuh), other rank-1 taps the rank-1 strip kernel where
-// `rank1` (K >= rank1_min_k()); 0 where neither applies.
-template <int K> unsigned launch_rank1_k(const PassArgs &a, bool rank1, cudaStream_t s) {
+// Box filters take the box kernel (convolve_box.cuh), at K = 3 too (ahead of the 3 x 3 strip and pair
+// kernels); other rank-1 taps the rank-1 strip kernel at K >= 5 (at K = 3 it does no more work per output
+// than the 3 x 3 strip kernel); 0 where neither applies.
+template <int K> unsigned launch_rank1_k(const PassArgs &a, cudaStream_t s) {
     const gpk_filter &f = *a.filter;
     Rank1Taps<K> taps;
     if (!(f.separable ? rank1_of_pair(f, taps) : rank1_factor(f, taps))) return 0;
@@ -606,58 +464,50 @@ template <int K> unsigned launch_rank1_k(const PassArgs &a, bool rank1, cudaStre
     for (const std::vector<double> *v : {&f.taps, &f.row, &f.col})
         for (double t : *v) is_signed |= t < 0;
     int t = 0;
-    const BoxKnob box = box_knob();
-    // At K = 3 too: 8192^2 0.060 ms on the H100 against the 3 x 3 strip kernel's 0.061-0.063 in the same
-    // lease, 0.053 on an H200 against 0.057.
-    if (!box.off && box_tap(taps, t))
+    if (box_tap(taps, t))
         return launch_strip_modes(
-            a, is_signed, box.rows ? box.rows : kBoxStripRows,
-            [&](auto m, auto sg, auto d, const U8Divider &dv, int r) {
+            a, is_signed, kBoxStripRows, [&](auto m, auto sg, auto d, const U8Divider &dv, int r) {
                 return launch_box_kernel<K, decltype(m)::value, decltype(sg)::value, decltype(d)::value>(
-                    a, taps, t, dv, r, box.chunk, s);
+                    a, taps, t, dv, r, s);
             });
-    if (!rank1) return 0;
-    // Strips of the 3 x 3 kernel's rows (its knob) in chunks of 8, one chunk where unset or off.
-    const int rows = chunk_rows(std::max(strip_rows_knob(), 0), kStripChunk);
-    return launch_strip_modes(a, is_signed, rows, [&](auto m, auto sg, auto d, const U8Divider &dv, int r) {
-        return launch_rank1_kernel<K, decltype(m)::value, decltype(sg)::value, decltype(d)::value>(a, taps,
-                                                                                                   dv, r, s);
-    });
+    if constexpr (K >= 5)
+        return launch_strip_modes(
+            a, is_signed, kStripChunk, [&](auto m, auto sg, auto d, const U8Divider &dv, int r) {
+                return launch_rank1_kernel<K, decltype(m)::value, decltype(sg)::value, decltype(d)::value>(
+                    a, taps, dv, r, s);
+            });
+    return 0;
 }
 
 } // namespace
 
 // Both passes of min/max normalisation of a whole device image in one cooperative launch of the pair
-// kernel (its min and max already set to the identity); 0 where it does not apply (or the knob says
-// "twopass" or "off", or the device cannot launch cooperatively): the caller runs the two passes.
+// kernel (its min and max already set to the identity); 0 where it does not apply (or the device cannot
+// launch cooperatively, or GPK_TEST_CONV_PAIR=twopass): the caller runs the two passes.
 unsigned launch_pair_minmax(DeviceContext &ctx, const PassArgs &a, cudaStream_t s) {
     if (a.out.reduce || a.out.normalize != GPK_NORMALIZE_MINMAX) return 0;
     ByteTaps<3> taps;
     PairTaps pt;
     bool is_signed = false, cross = false;
     if (!pair_case(a, taps, is_signed, pt, cross)) return 0;
-    const PairKnob knob = pair_knob();
-    if (knob.off || knob.twopass || knob.chunk != 0 || !ctx.limits().cooperative_launch) return 0;
-    const int rows = knob.rows ? knob.rows : kPairStripRows;
-    return cross ? launch_pair_fused<true>(ctx, a, taps, pt, rows, s)
-                 : launch_pair_fused<false>(ctx, a, taps, pt, rows, s);
+    if (!ctx.limits().cooperative_launch || pair_twopass_hook()) return 0;
+    return cross ? launch_pair_fused<true>(ctx, a, taps, pt, kPairStripRows, s)
+                 : launch_pair_fused<false>(ctx, a, taps, pt, kPairStripRows, s);
 }
 
 // The box kernel (convolve_box.cuh) or the rank-1 strip kernel (convolve_rank1.cuh); 0 where neither
 // applies.
 unsigned launch_rank1(const PassArgs &a, cudaStream_t s) {
-    const int k = a.filter->kh;
     if (!strip_case(a)) return 0;
-    const bool rank1 = k >= rank1_min_k();
-    switch (k) {
+    switch (a.filter->kh) {
     case 3:
-        return launch_rank1_k<3>(a, rank1, s);
+        return launch_rank1_k<3>(a, s);
     case 5:
-        return launch_rank1_k<5>(a, rank1, s);
+        return launch_rank1_k<5>(a, s);
     case 7:
-        return launch_rank1_k<7>(a, rank1, s);
+        return launch_rank1_k<7>(a, s);
     case 9:
-        return launch_rank1_k<9>(a, rank1, s);
+        return launch_rank1_k<9>(a, s);
     default:
         return 0;
     }
@@ -666,8 +516,8 @@ unsigned launch_rank1(const PassArgs &a, cudaStream_t s) {
 namespace {
 
 // The f32 kernel with 8 rows a thread, or 2 where 8 would launch less than a wave of blocks (8 of 256
-// threads an SM): on a small image the few blocks then walk their rows while most SMs idle (H100, f32 3 x 3:
-// 17 us at 512^2 and 1024^2 with 8 rows, a bare copy of the same bytes 5 us). The same sums either way.
+// threads an SM): on a small image the few blocks would walk their rows while most SMs idle. The same sums
+// either way.
 template <int K> unsigned launch_f32x4_sized(const PassArgs &a, const DeviceLimits &lim, cudaStream_t s) {
     const dim3 grid = f32x4_grid<8>(a);
     if ((long long)grid.x * grid.y < 8LL * lim.multiprocessors) return launch_f32x4<K, 2>(a, s);
