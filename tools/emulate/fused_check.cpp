@@ -1,7 +1,7 @@
-// The fused separable kernel (lib/cuda/convolve_fused.cuh) on the emulated device against a direct row pass
+// The fused separable kernel (lib/cuda/convolve/fused.cuh) on the emulated device against a direct row pass
 // then column pass with the same order of additions: bit-identical, for several tap counts, every border,
 // images of one to three strips and runs of 8 to 40 rows.
-#include "cuda/convolve_fused.cuh"
+#include "cuda/convolve/fused.cuh"
 #include <cstdio>
 #include <random>
 #include <vector>

@@ -10,7 +10,7 @@ keep = len(sys.argv) > 3
 os.makedirs(out, exist_ok=True)
 files = ['heat.cu', 'heat.cuh', 'heat_kernels.cuh', 'heat_blocked.cuh', 'heat_pass.cu', 'heat_pass.cuh',
          'heat_slab.cu', 'heat_slab.cuh', 'device_context.cu', 'device_context.cuh',
-         'memory.cu', 'memory.cuh', 'check.cuh', 'pointer.cuh', 'fault.cu', 'convolve_kernels.cuh', 'convolve_fused.cuh']
+         'memory.cu', 'memory.cuh', 'check.cuh', 'pointer.cuh', 'fault.cu', 'convolve/kernels.cuh', 'convolve/fused.cuh']
 for f in files:
     s = open(os.path.join(src, 'cuda', f)).read()
     s = s.replace('extern __shared__ __align__(16) unsigned char shared_raw[];', 'unsigned char *shared_raw = emu_shared;')
@@ -30,4 +30,5 @@ for f in files:
         s, n = re.subn(r'pass_kernel_of<(\d+), 128, ', r'pass_kernel_of<\1, 32, ', s)
         assert n > 0
     name = f.replace('.cu', '.cpp') if f.endswith('.cu') else f
+    os.makedirs(os.path.dirname(os.path.join(out, name)), exist_ok=True)
     open(os.path.join(out, name), 'w').write(s)

@@ -1,8 +1,8 @@
-// Launch helpers shared by the fused separable kernels' files: the ring kernel's (convolve_fused.cu) and the
-// streaming kernel's (convolve_stream.cu), apart so that they compile in parallel.
+// Launch helpers shared by the fused separable kernels' files: the ring kernel's (fused.cu) and the
+// streaming kernel's (stream.cu), apart so that they compile in parallel.
 #pragma once
 
-#include "cuda/convolve_launch.cuh"
+#include "cuda/convolve/launch.cuh"
 
 #include <algorithm>
 
@@ -32,7 +32,7 @@ inline void launch_runs(Kernel kernel, DeviceContext &ctx, const PassArgs &a, in
     check_launch(name);
 }
 
-// The streaming kernel (convolve_stream.cu) for the filter's size (a fused one); false where its block
+// The streaming kernel (stream.cu) for the filter's size (a fused one); false where its block
 // does not fit the device.
 bool launch_stream(DeviceContext &ctx, const PassArgs &a, cudaStream_t s);
 

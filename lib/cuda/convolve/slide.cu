@@ -1,9 +1,9 @@
-// Launch of the sliding-window f32 kernel (convolve_slide.cuh) where it applies: one-channel f32 images with
+// Launch of the sliding-window f32 kernel (slide.cuh) where it applies: one-channel f32 images with
 // f32 sums and 16-byte aligned rows, square 2D filters of 5, 7 or 9 taps, f32 outputs written with
-// normalisation none or sum. Elsewhere (and with GPK_TEST_CONV_F32=off) the kernels of convolve_2d.cu run,
+// normalisation none or sum. Elsewhere (and with GPK_TEST_CONV_F32=off) the kernels of direct.cu run,
 // with the same bits.
-#include "cuda/convolve_launch.cuh"
-#include "cuda/convolve_slide.cuh"
+#include "cuda/convolve/launch.cuh"
+#include "cuda/convolve/slide.cuh"
 
 #include <algorithm>
 #include <cstdlib>
@@ -27,7 +27,7 @@ template <int K> constexpr SlideForm slide_form() {
     return K == 9 ? SlideForm{1, true, 6} : K == 7 ? SlideForm{1, false, 8} : SlideForm{2, false, 8};
 }
 
-// The test hook GPK_TEST_CONV_F32=off (NOTES.md): the tile kernels of convolve_2d.cu instead, as where this
+// The test hook GPK_TEST_CONV_F32=off (NOTES.md): the tile kernels of direct.cu instead, as where this
 // kernel's preconditions fail, so that tests compare both on the same input; false where unset.
 bool slide_off_hook() {
     const char *text = std::getenv("GPK_TEST_CONV_F32");
@@ -70,7 +70,7 @@ unsigned launch_slide_f32(DeviceContext &ctx, const PassArgs &a, cudaStream_t s)
     if (a.shape.width >= kSlideMaxIndex || a.src.rows >= kSlideMaxIndex || a.src.row0 <= -kSlideMaxIndex ||
         a.src.row0 >= kSlideMaxIndex)
         return 0;
-    // K >= 5 only: at 3 x 3 the four-outputs tile kernel (convolve_vector.cuh) is faster.
+    // K >= 5 only: at 3 x 3 the four-outputs tile kernel (vector.cuh) is faster.
     if (slide_off_hook() || f.kh < 5) return 0;
     switch (f.kh) {
     case 5:

@@ -1,11 +1,11 @@
 // Launches of the direct 2D kernel: square 3, 5 and 9 tap filters on u8 (exact int) and f32 images get
 // compile-time sizes; everything else takes the general kernel.
-#include "cuda/convolve_box.cuh"
-#include "cuda/convolve_launch.cuh"
-#include "cuda/convolve_pair.cuh"
-#include "cuda/convolve_rank1.cuh"
-#include "cuda/convolve_strip.cuh"
-#include "cuda/convolve_vector.cuh"
+#include "cuda/convolve/box.cuh"
+#include "cuda/convolve/launch.cuh"
+#include "cuda/convolve/pair.cuh"
+#include "cuda/convolve/rank1.cuh"
+#include "cuda/convolve/strip.cuh"
+#include "cuda/convolve/vector.cuh"
 
 #include <algorithm>
 #include <cmath>
@@ -56,7 +56,7 @@ unsigned launch_general(const PassArgs &a, const DeviceLimits &lim, cudaStream_t
 }
 
 // One channel, normalisation none or sum, written not folded: the four-outputs-per-thread kernels of
-// convolve_vector.cuh apply.
+// vector.cuh apply.
 bool vector_case(const PassArgs &a, gpk_dtype out_dtype) {
     const Output &o = a.out;
     if (a.shape.channels != 1 || o.reduce || o.dtype != out_dtype) return false;
@@ -264,7 +264,7 @@ bool strip_case(const PassArgs &a) {
     return reinterpret_cast<uintptr_t>(a.src.base) % kStripCols == 0 && a.src.pitch % kStripCols == 0;
 }
 
-// The 3 x 3 strip kernel (convolve_strip.cuh), for 3 x 3 byte taps that the box and pair kernels leave;
+// The 3 x 3 strip kernel (strip.cuh), for 3 x 3 byte taps that the box and pair kernels leave;
 // 0 where it does not apply.
 unsigned launch_strip(const PassArgs &a, cudaStream_t s) {
     if (a.filter->separable || a.filter->kh != 3 || !strip_case(a)) return 0;
@@ -453,7 +453,7 @@ unsigned launch_box_kernel(const PassArgs &a, const Rank1Taps<K> &taps, int t, c
     return grid.x * grid.y;
 }
 
-// Box filters take the box kernel (convolve_box.cuh), at K = 3 too (ahead of the 3 x 3 strip and pair
+// Box filters take the box kernel (box.cuh), at K = 3 too (ahead of the 3 x 3 strip and pair
 // kernels); other rank-1 taps the rank-1 strip kernel at K >= 5 (at K = 3 it does no more work per output
 // than the 3 x 3 strip kernel); 0 where neither applies.
 template <int K> unsigned launch_rank1_k(const PassArgs &a, cudaStream_t s) {
@@ -495,7 +495,7 @@ unsigned launch_pair_minmax(DeviceContext &ctx, const PassArgs &a, cudaStream_t 
                  : launch_pair_fused<false>(ctx, a, taps, pt, kPairStripRows, s);
 }
 
-// The box kernel (convolve_box.cuh) or the rank-1 strip kernel (convolve_rank1.cuh); 0 where neither
+// The box kernel (box.cuh) or the rank-1 strip kernel (rank1.cuh); 0 where neither
 // applies.
 unsigned launch_rank1(const PassArgs &a, cudaStream_t s) {
     if (!strip_case(a)) return 0;

@@ -14,7 +14,7 @@
 // columns whose window leaves the row are the rank-1 kernel's edge block's.
 #pragma once
 
-#include "cuda/convolve_rank1.cuh"
+#include "cuda/convolve/rank1.cuh"
 
 namespace gpk::cuda::conv {
 

@@ -1,8 +1,8 @@
-// Launch of the streaming separable kernel (convolve_stream.cuh) for every fused size, in its one shape:
+// Launch of the streaming separable kernel (stream.cuh) for every fused size, in its one shape:
 // 256 threads (= strip width) x batches of 16 rows, 3 staging buffers, registers budgeted for 2 blocks an
 // SM.
-#include "cuda/convolve_fused_launch.cuh"
-#include "cuda/convolve_stream.cuh"
+#include "cuda/convolve/fused_launch.cuh"
+#include "cuda/convolve/stream.cuh"
 
 namespace gpk::cuda::conv {
 namespace {

@@ -1,9 +1,9 @@
 // Launch of a fused separable kernel where it applies: single-channel f32 images with f32 sums, a square
-// filter of a built size, outputs written (not the min/max fold). The streaming kernel (convolve_stream.cu)
-// runs first, then the ring kernel (convolve_fused.cuh) where the streaming one does not fit the device;
-// elsewhere the two passes run (convolve_separable.cu).
-#include "cuda/convolve_fused.cuh"
-#include "cuda/convolve_fused_launch.cuh"
+// filter of a built size, outputs written (not the min/max fold). The streaming kernel (stream.cu)
+// runs first, then the ring kernel (fused.cuh) where the streaming one does not fit the device;
+// elsewhere the two passes run (separable.cu).
+#include "cuda/convolve/fused.cuh"
+#include "cuda/convolve/fused_launch.cuh"
 
 #include <algorithm>
 #include <cstdlib>

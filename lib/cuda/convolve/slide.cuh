@@ -12,7 +12,7 @@
 // the strip: their sums are never stored.
 #pragma once
 
-#include "cuda/convolve_kernels.cuh"
+#include "cuda/convolve/kernels.cuh"
 
 namespace gpk::cuda::conv {
 
