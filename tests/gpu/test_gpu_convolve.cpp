@@ -302,9 +302,24 @@ void test_kernels(gpu::Contexts &ctxs) {
     }
 }
 
-// The u8 3x3 strip kernel (convolve_strip.cuh) on device images against the CPU backend: 3 x 3 byte taps of
-// sum |taps| above the pair kernel's 16 (random taps of up to 100); widths around its 8-byte groups, its
-// edge block and its 128-thread blocks; heights around its chunks and strips (4 rows where sums are
+// The case on device images, with make_filter's taps for seed (then seed + 2), against the CPU backend:
+// the same bits, or the same refusal (random taps that sum to 0 under sum normalisation).
+void check_on_device(gpu::Contexts &ctxs, const ConvCase &k, uint64_t &seed, const std::string &what) {
+    gpk_filter *f = make_filter(k.filter, seed);
+    std::vector<unsigned char> img = make_image(k, seed + 1);
+    seed += 2;
+    std::vector<unsigned char> want(k.out_stride() * k.height, kPoison);
+    const gpk_status st = convolve(ctxs.cpu, k, f, img.data(), want.data());
+    if (st == GPK_OK)
+        run_on(ctxs.cuda, nullptr, Memory::device, Memory::device, k, f, img, want, true, what);
+    else
+        CHECK_STATUS(ctxs.cuda, convolve(ctxs.cuda, k, f, img.data(), want.data()), st);
+    gpk_filter_destroy(f);
+}
+
+// The u8 3x3 strip kernel (lib/cuda/convolve/strip.cuh) on device images against the CPU backend: 3 x 3 byte
+// taps of sum |taps| above the pair kernel's 16 (random taps of up to 100); widths around its 8-byte groups,
+// its edge block and its 128-thread blocks; heights around its chunks and strips (4 rows where sums are
 // written, 8 for min/max); every border; each way of finishing a sum (division through a multiply-high,
 // none, signed taps, both passes of min/max); input rows 8-byte aligned, as it needs, and output rows
 // aligned or not.
@@ -329,23 +344,13 @@ void test_strip_kernel(gpu::Contexts &ctxs) {
                 for (const auto &fin : finishes) {
                     ConvCase k{GPK_U8, GPK_U8, w, h, 1, fin.filter, b, fin.norm, GPK_ACCUMULATE_AUTO};
                     k.in_align = 8;
-                    gpk_filter *f = make_filter(k.filter, seed);
-                    std::vector<unsigned char> img = make_image(k, seed + 1);
-                    seed += 2;
-                    std::vector<unsigned char> want(k.out_stride() * k.height, kPoison);
-                    const gpk_status st = convolve(ctxs.cpu, k, f, img.data(), want.data());
-                    if (st == GPK_OK)
-                        run_on(ctxs.cuda, nullptr, Memory::device, Memory::device, k, f, img, want, true,
-                               describe(k) + " strip");
-                    else // random taps that sum to 0: rejected by both backends
-                        CHECK_STATUS(ctxs.cuda, convolve(ctxs.cuda, k, f, img.data(), want.data()), st);
-                    gpk_filter_destroy(f);
+                    check_on_device(ctxs, k, seed, describe(k) + " strip");
                     ++cases;
                 }
     std::printf("strip kernel: %zu cases\n", cases);
 }
 
-// The rank-1 strip kernel (convolve_rank1.cuh) on device images against the CPU backend: K x K filters
+// The rank-1 strip kernel (rank1.cuh) on device images against the CPU backend: K x K filters
 // (K = 5, 7, 9, and 3, whose taps take the 3 x 3 pair or strip kernel) whose 2D taps are an exact integer
 // product r[a] * c[b] (small signed, non-negative, full byte range), the same as separable pairs; widths
 // around its 8-byte groups, the edge block (rows narrower than 20 and the columns from 8 (groups + 1) on)
@@ -383,17 +388,7 @@ void test_rank1_kernel(gpu::Contexts &ctxs) {
                                h,      1,        std::string(fin.filter) + ":" + K + ":" + K,
                                b,      fin.norm, GPK_ACCUMULATE_AUTO};
                     k.in_align = 8;
-                    gpk_filter *f = make_filter(k.filter, seed);
-                    std::vector<unsigned char> img = make_image(k, seed + 1);
-                    seed += 2;
-                    std::vector<unsigned char> want(k.out_stride() * k.height, kPoison);
-                    const gpk_status st = convolve(ctxs.cpu, k, f, img.data(), want.data());
-                    if (st == GPK_OK)
-                        run_on(ctxs.cuda, nullptr, Memory::device, Memory::device, k, f, img, want, true,
-                               describe(k) + " rank-1");
-                    else // random taps that sum to 0: rejected by both backends
-                        CHECK_STATUS(ctxs.cuda, convolve(ctxs.cuda, k, f, img.data(), want.data()), st);
-                    gpk_filter_destroy(f);
+                    check_on_device(ctxs, k, seed, describe(k) + " rank-1");
                     ++cases;
                 }
     // Staged (host) images and pointers of any alignment: the kernel where the staged rows allow it, the
@@ -444,7 +439,7 @@ std::vector<size_t> box_layout_heights(bool quick) {
     return {1, 2, 3, 5, 8, 9, 17, 33, 70};
 }
 
-// The box kernel (convolve_box.cuh) on device images against the CPU backend: K x K box filters (K = 3, 5,
+// The box kernel (box.cuh) on device images against the CPU backend: K x K box filters (K = 3, 5,
 // 7, 9) with every tap 1, 2, 3 or -1 (signed) and separable pairs of equal taps; widths around its 8-byte
 // groups, its warps of 30 writing lanes (240 columns) and blocks of 120 groups (960 columns), the edge
 // block and rows narrower than 20; heights around the filter, its chunks of 4 rows and its strips of 16;
@@ -486,7 +481,7 @@ void test_box_kernel(gpu::Contexts &ctxs) {
     std::printf("box kernel: %zu cases\n", cases);
 }
 
-// The pair kernel (convolve_pair.cuh) on device images against the CPU backend: 3 x 3 byte taps with sum
+// The pair kernel (pair.cuh) on device images against the CPU backend: 3 x 3 byte taps with sum
 // |taps| up to 16 (its limit) and beyond (the strip kernel's then): lp3, random cross-shaped taps (corners
 // 0), random signed and non-negative taps, a lone centre tap; images of random bytes, of values 0..1, 0..9
 // and 0..40 (ranges of 0, 1 and under 256, which take the write pass's other dividers), and constant ones;
@@ -605,7 +600,7 @@ void test_pair_kernel(gpu::Contexts &ctxs) {
 }
 
 // The fused separable kernels, single-channel f32 sums, square filters of their built sizes: the streaming
-// kernel (convolve_stream.cuh) and the ring kernel (convolve_fused.cuh), which runs where the streaming
+// kernel (stream.cuh) and the ring kernel (fused.cuh), which runs where the streaming
 // kernel does not fit the device and here by GPK_TEST_CONV_FUSED_KERNEL=ring ("" is the default choice).
 const char *const kFusedKernels[] = {"", "ring"};
 
@@ -970,7 +965,7 @@ std::vector<unsigned char> cuda_output(gpk_context *ctx, const ConvCase &k, cons
     return got;
 }
 
-// The sliding-window f32 kernel (convolve_slide.cuh: one-channel f32, f32 sums, K x K for K = 5, 7, 9,
+// The sliding-window f32 kernel (slide.cuh: one-channel f32, f32 sums, K x K for K = 5, 7, 9,
 // normalisation none or sum, 16-byte aligned input rows): bit-identical to the tile kernels that run where
 // its preconditions fail (GPK_TEST_CONV_F32=off: the four-outputs tile kernel for 3, 5, 9, the general
 // kernel for 1, 7) and within SPEC's tolerance of the CPU backend. Widths around its 128-element warp bands,

@@ -13,26 +13,24 @@
 namespace gpk::cuda::conv {
 namespace {
 
-// The test hooks of this path (NOTES.md): GPK_TEST_CONV_FUSED=off takes the two passes (their bits, for
-// comparison) and =require makes a filter whose fused kernels do not fit the device GPK_ERR_UNSUPPORTED
-// instead of the two passes, so that tests see which path ran; GPK_TEST_CONV_FUSED_KERNEL=ring skips the
-// streaming kernel, as a device whose shared memory does not hold it does.
-struct FusedHooks {
-    bool off = false, require = false, ring = false;
-};
+// The test hook GPK_TEST_CONV_FUSED (NOTES.md): "off" takes the two passes (their bits, for comparison);
+// "require" makes a filter whose fused kernels do not fit the device GPK_ERR_UNSUPPORTED instead of the two
+// passes, so that tests see which path ran.
+enum class FusedHook { on, off, require };
+FusedHook fused_hook() {
+    const char *text = std::getenv("GPK_TEST_CONV_FUSED");
+    if (text && std::strcmp(text, "off") == 0) return FusedHook::off;
+    if (text && std::strcmp(text, "require") == 0) return FusedHook::require;
+    return FusedHook::on;
+}
 
-FusedHooks fused_hooks() {
-    FusedHooks h;
-    const char *knob = std::getenv("GPK_TEST_CONV_FUSED");
-    h.off = knob && std::strcmp(knob, "off") == 0;
-    h.require = knob && std::strcmp(knob, "require") == 0;
-    const char *kernel = std::getenv("GPK_TEST_CONV_FUSED_KERNEL");
-    if (kernel && *kernel) {
-        if (std::strcmp(kernel, "ring") != 0)
-            invalid(std::string("GPK_TEST_CONV_FUSED_KERNEL is \"") + kernel + "\"; expected ring");
-        h.ring = true;
-    }
-    return h;
+// The test hook GPK_TEST_CONV_FUSED_KERNEL=ring (NOTES.md): the ring kernel alone, as on a device whose
+// shared memory does not hold the streaming kernel; false where unset.
+bool ring_hook() {
+    const char *text = std::getenv("GPK_TEST_CONV_FUSED_KERNEL");
+    if (!text || !*text) return false;
+    if (std::strcmp(text, "ring") == 0) return true;
+    invalid(std::string("GPK_TEST_CONV_FUSED_KERNEL is \"") + text + "\"; expected ring");
 }
 
 // The ring kernel for K taps; false (nothing launched) where its block does not fit the device (shared
@@ -65,12 +63,12 @@ bool launch_fused_separable(DeviceContext &ctx, const PassArgs &a, cudaStream_t 
     if (a.in_dtype != GPK_F32 || a.acc != AccKind::f32 || a.shape.channels != 1 || a.out.reduce ||
         f.kw != f.kh || !fused_size(int(f.kw)))
         return false;
-    const FusedHooks hooks = fused_hooks();
-    if (hooks.off) return false;
+    const FusedHook hook = fused_hook();
+    if (hook == FusedHook::off) return false;
     // The streaming kernel, then the ring kernel where it does not fit the device.
-    if ((!hooks.ring && launch_stream(ctx, a, s)) || launch_ring_for(ctx, a, int(f.kw), s)) return true;
+    if ((!ring_hook() && launch_stream(ctx, a, s)) || launch_ring_for(ctx, a, int(f.kw), s)) return true;
     // One whose kernels do not fit takes the two passes, unless asked.
-    if (hooks.require)
+    if (hook == FusedHook::require)
         fail(GPK_ERR_UNSUPPORTED, "the fused separable kernel does not fit this device "
                                   "(GPK_TEST_CONV_FUSED=require)");
     return false;

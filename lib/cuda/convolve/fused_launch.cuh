@@ -1,5 +1,5 @@
 // Launch helpers shared by the fused separable kernels' files: the ring kernel's (fused.cu) and the
-// streaming kernel's (stream.cu), apart so that they compile in parallel.
+// streaming kernel's (stream.cu, stream_wide.cu), apart so that they compile in parallel.
 #pragma once
 
 #include "cuda/convolve/launch.cuh"
@@ -32,8 +32,9 @@ inline void launch_runs(Kernel kernel, DeviceContext &ctx, const PassArgs &a, in
     check_launch(name);
 }
 
-// The streaming kernel (stream.cu) for the filter's size (a fused one); false where its block
-// does not fit the device.
+// The streaming kernel (stream_launch.cuh) for the filter's size (a fused one); false where its block does
+// not fit the device. launch_stream_wide: the sizes beyond 17 taps alone.
 bool launch_stream(DeviceContext &ctx, const PassArgs &a, cudaStream_t s);
+bool launch_stream_wide(DeviceContext &ctx, const PassArgs &a, cudaStream_t s);
 
 } // namespace gpk::cuda::conv

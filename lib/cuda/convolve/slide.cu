@@ -1,7 +1,7 @@
 // Launch of the sliding-window f32 kernel (slide.cuh) where it applies: one-channel f32 images with
 // f32 sums and 16-byte aligned rows, square 2D filters of 5, 7 or 9 taps, f32 outputs written with
-// normalisation none or sum. Elsewhere (and with GPK_TEST_CONV_F32=off) the kernels of direct.cu run,
-// with the same bits.
+// normalisation none or sum. Elsewhere (and with GPK_TEST_CONV_F32=off) the tile kernels run (vector.cu,
+// direct.cu), with the same bits.
 #include "cuda/convolve/launch.cuh"
 #include "cuda/convolve/slide.cuh"
 
@@ -27,8 +27,8 @@ template <int K> constexpr SlideForm slide_form() {
     return K == 9 ? SlideForm{1, true, 6} : K == 7 ? SlideForm{1, false, 8} : SlideForm{2, false, 8};
 }
 
-// The test hook GPK_TEST_CONV_F32=off (NOTES.md): the tile kernels of direct.cu instead, as where this
-// kernel's preconditions fail, so that tests compare both on the same input; false where unset.
+// The test hook GPK_TEST_CONV_F32=off (NOTES.md): the tile kernels (vector.cu, direct.cu) instead, as where
+// this kernel's preconditions fail, so that tests compare both on the same input; false where unset.
 bool slide_off_hook() {
     const char *text = std::getenv("GPK_TEST_CONV_F32");
     if (!text || !*text) return false;

@@ -1,41 +1,11 @@
-// Launch of the streaming separable kernel (stream.cuh) for every fused size, in its one shape:
-// 256 threads (= strip width) x batches of 16 rows, 3 staging buffers, registers budgeted for 2 blocks an
-// SM.
-#include "cuda/convolve/fused_launch.cuh"
-#include "cuda/convolve/stream.cuh"
+// The streaming separable kernel (stream_launch.cuh) for the fused sizes to 17 taps; stream_wide.cu has
+// the wider ones.
+#include "cuda/convolve/stream_launch.cuh"
 
 namespace gpk::cuda::conv {
-namespace {
-
-constexpr int kStreamThreads = 256, kStreamBatch = 16, kStreamStages = 3, kStreamMinBlocks = 2;
-
-// The kernel for K taps; false where its block does not fit.
-template <int K> bool launch_stream_k(DeviceContext &ctx, const PassArgs &a, cudaStream_t s) {
-    using S = StreamShape<K, kStreamThreads, kStreamBatch, kStreamStages, kStreamMinBlocks>;
-    const auto kernel =
-        separable_stream_kernel<K, kStreamThreads, kStreamBatch, kStreamStages, kStreamMinBlocks>;
-    const int per_sm = ctx.resident_blocks(reinterpret_cast<const void *>(kernel), kStreamThreads, S::kSmem);
-    if (per_sm < 1) return false;
-    launch_runs(kernel, ctx, a, per_sm, kStreamThreads, kStreamThreads, kStreamBatch, S::kSmem, s,
-                "separable_stream_kernel");
-    return true;
-}
-
-template <int K = 3> bool launch_stream_sizes(DeviceContext &ctx, const PassArgs &a, cudaStream_t s) {
-    if constexpr (K > 65) {
-        return false;
-    } else {
-        if constexpr (fused_size(K)) {
-            if (a.filter->kw == K) return launch_stream_k<K>(ctx, a, s);
-        }
-        return launch_stream_sizes<K + 2>(ctx, a, s);
-    }
-}
-
-} // namespace
 
 bool launch_stream(DeviceContext &ctx, const PassArgs &a, cudaStream_t s) {
-    return launch_stream_sizes(ctx, a, s);
+    return a.filter->kw <= 17 ? launch_stream_sizes<3, 17>(ctx, a, s) : launch_stream_wide(ctx, a, s);
 }
 
 } // namespace gpk::cuda::conv
