@@ -1,5 +1,5 @@
-// Launches of the box kernel (box.cuh), instantiated one K a file (box_k3.cu .. box_k9.cu) so that they
-// compile in parallel.
+// Launches of the box kernel (box.cuh), instantiated one K a file (box_k3.cu .. box_k9.cu; 9 x 9's passes of
+// min/max apart, box_k9_minmax.cu) so that they compile in parallel.
 #pragma once
 
 #include "cuda/convolve/box.cuh"
@@ -32,13 +32,16 @@ unsigned launch_box_kernel(const PassArgs &a, const Rank1Taps<K> &taps, int t, c
     return grid.x * grid.y;
 }
 
-template <int K>
+template <int K, bool MinMax>
 unsigned launch_box(const PassArgs &a, const Rank1Taps<K> &taps, int t, bool is_signed, cudaStream_t s) {
-    return launch_strip_modes(
-        a, is_signed, kBoxStripRows, [&](auto m, auto sg, auto d, const U8Divider &dv, int r) {
-            return launch_box_kernel<K, decltype(m)::value, decltype(sg)::value, decltype(d)::value>(
-                a, taps, t, dv, r, s);
-        });
+    auto launch = [&](auto m, auto sg, auto d, const U8Divider &dv, int r) {
+        return launch_box_kernel<K, decltype(m)::value, decltype(sg)::value, decltype(d)::value>(a, taps, t,
+                                                                                                 dv, r, s);
+    };
+    if constexpr (MinMax)
+        return launch_minmax_modes(a, kBoxStripRows, launch);
+    else
+        return launch_sum_modes(a, is_signed, kBoxStripRows, launch);
 }
 
 } // namespace gpk::cuda::conv

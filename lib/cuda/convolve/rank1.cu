@@ -74,8 +74,13 @@ template <int K> unsigned launch_rank1_k(const PassArgs &a, cudaStream_t s) {
     for (const std::vector<double> *v : {&f.taps, &f.row, &f.col})
         for (double t : *v) is_signed |= t < 0;
     int t = 0;
-    if (box_tap(taps, t)) return launch_box<K>(a, taps, t, is_signed, s);
-    if constexpr (K >= 5) return launch_rank1_strip<K>(a, taps, is_signed, s);
+    const bool minmax = minmax_pass(a);
+    if (box_tap(taps, t))
+        return minmax ? launch_box<K, true>(a, taps, t, is_signed, s)
+                      : launch_box<K, false>(a, taps, t, is_signed, s);
+    if constexpr (K >= 5)
+        return minmax ? launch_rank1_strip<K, true>(a, taps, is_signed, s)
+                      : launch_rank1_strip<K, false>(a, taps, is_signed, s);
     return 0;
 }
 

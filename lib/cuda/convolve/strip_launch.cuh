@@ -91,31 +91,46 @@ inline bool strip_border(const PassArgs &a, StripBorder &bd) {
 template <StripMode M> using ModeTag = std::integral_constant<StripMode, M>;
 template <StripDiv D> using DivTag = std::integral_constant<StripDiv, D>;
 
+// Whether the pass is one of min/max normalisation's: the fold or the write pass.
+inline bool minmax_pass(const PassArgs &a) {
+    return a.out.reduce || a.out.normalize == GPK_NORMALIZE_MINMAX;
+}
+
 // Launches a strip kernel in the way the pass finishes its sums: launch(mode, signed, divider form, dv,
-// rows), the first three as std::integral_constant tags, returning the blocks launched or 0. The fold pass
-// takes `rows` a block (0: the kernel's default) where its partials have room, else kMinBlockRows (which
-// blocks_bound counts). Sums of taps that are all >= 0 and are divided take a multiply-high where the
-// divider's shift is 32 (StripDiv says why every 3 x 3 byte filter has one); other dividers are the other
-// kernels'.
-template <class Launch>
-unsigned launch_strip_modes(const PassArgs &a, bool is_signed, int rows, const Launch &launch) {
+// rows), the first three as std::integral_constant tags, returning the blocks launched or 0; the passes of
+// min/max (launch_minmax_modes) apart from written sums (launch_sum_modes), so that a family's large
+// kernels may compile in two files. The fold pass takes `rows` a block (0: the kernel's default) where its
+// partials have room, else kMinBlockRows (which blocks_bound counts). Sums of taps that are all >= 0 and
+// are divided take a multiply-high where the divider's shift is 32 (StripDiv says why every 3 x 3 byte
+// filter has one); other dividers are the other kernels'.
+template <class Launch> unsigned launch_minmax_modes(const PassArgs &a, int rows, const Launch &launch) {
     using B0 = std::false_type;
-    using B1 = std::true_type;
-    const Output &o = a.out;
     U8Divider dv{};
-    if (o.reduce) {
+    if (a.out.reduce) {
         const ModeTag<StripMode::fold> fold;
         if (unsigned blocks = launch(fold, B0{}, DivTag<StripDiv::none>{}, dv, rows)) return blocks;
         return rows < kMinBlockRows ? launch(fold, B0{}, DivTag<StripDiv::none>{}, dv, kMinBlockRows) : 0;
     }
-    if (o.normalize == GPK_NORMALIZE_MINMAX)
-        return launch(ModeTag<StripMode::minmax>{}, B0{}, DivTag<StripDiv::none>{}, dv, rows);
+    return launch(ModeTag<StripMode::minmax>{}, B0{}, DivTag<StripDiv::none>{}, dv, rows);
+}
+
+template <class Launch>
+unsigned launch_sum_modes(const PassArgs &a, bool is_signed, int rows, const Launch &launch) {
+    using B0 = std::false_type;
+    using B1 = std::true_type;
+    U8Divider dv{};
     if (!make_u8_divider(a, dv)) return 0;
     const ModeTag<StripMode::divide> divide;
     if (is_signed) return launch(divide, B1{}, DivTag<StripDiv::none>{}, dv, rows);
-    if (!dv.sum || o.isum == 1) return launch(divide, B0{}, DivTag<StripDiv::none>{}, dv, rows);
+    if (!dv.sum || a.out.isum == 1) return launch(divide, B0{}, DivTag<StripDiv::none>{}, dv, rows);
     if (dv.shift != 32) return 0;
     return launch(divide, B0{}, DivTag<StripDiv::mulhi>{}, dv, rows);
+}
+
+template <class Launch>
+unsigned launch_strip_modes(const PassArgs &a, bool is_signed, int rows, const Launch &launch) {
+    return minmax_pass(a) ? launch_minmax_modes(a, rows, launch)
+                          : launch_sum_modes(a, is_signed, rows, launch);
 }
 
 // Whether a pass suits the strip kernels: a one-channel u8 source aligned to their 8-byte loads, exact int
@@ -145,20 +160,36 @@ unsigned launch_strip(const PassArgs &a, cudaStream_t s);
 // The pair kernel (pair.cu) for 3 x 3 byte taps with sum |taps| <= kPairMaxAbsSum: both passes of min/max
 // normalisation and written sums; 0 where it does not apply.
 unsigned launch_pair(const PassArgs &a, cudaStream_t s);
-// The rank-1 strip kernel (rank1_launch.cuh) for K x K rank-1 taps (K = 5, 7, 9), in the form that finishes
-// the pass's sums; 0 where it does not apply.
-template <int K>
+// The rank-1 strip kernel (rank1_launch.cuh) for K x K rank-1 taps (K = 5, 7, 9), and the box kernel
+// (box_launch.cuh) for K x K taps that are all t (as rank-1 taps), in the form that finishes the pass's
+// sums: the passes of min/max where MinMax (minmax_pass), else written sums; 0 where it does not apply.
+template <int K, bool MinMax>
 unsigned launch_rank1_strip(const PassArgs &a, const Rank1Taps<K> &taps, bool is_signed, cudaStream_t s);
-extern template unsigned launch_rank1_strip<5>(const PassArgs &, const Rank1Taps<5> &, bool, cudaStream_t);
-extern template unsigned launch_rank1_strip<7>(const PassArgs &, const Rank1Taps<7> &, bool, cudaStream_t);
-extern template unsigned launch_rank1_strip<9>(const PassArgs &, const Rank1Taps<9> &, bool, cudaStream_t);
-// The box kernel (box_launch.cuh) for K x K taps that are all t (as rank-1 taps), in the form that finishes
-// the pass's sums; 0 where it does not apply.
-template <int K>
+template <int K, bool MinMax>
 unsigned launch_box(const PassArgs &a, const Rank1Taps<K> &taps, int t, bool is_signed, cudaStream_t s);
-extern template unsigned launch_box<3>(const PassArgs &, const Rank1Taps<3> &, int, bool, cudaStream_t);
-extern template unsigned launch_box<5>(const PassArgs &, const Rank1Taps<5> &, int, bool, cudaStream_t);
-extern template unsigned launch_box<7>(const PassArgs &, const Rank1Taps<7> &, int, bool, cudaStream_t);
-extern template unsigned launch_box<9>(const PassArgs &, const Rank1Taps<9> &, int, bool, cudaStream_t);
+extern template unsigned launch_rank1_strip<5, false>(const PassArgs &, const Rank1Taps<5> &, bool,
+                                                      cudaStream_t);
+extern template unsigned launch_rank1_strip<5, true>(const PassArgs &, const Rank1Taps<5> &, bool,
+                                                     cudaStream_t);
+extern template unsigned launch_rank1_strip<7, false>(const PassArgs &, const Rank1Taps<7> &, bool,
+                                                      cudaStream_t);
+extern template unsigned launch_rank1_strip<7, true>(const PassArgs &, const Rank1Taps<7> &, bool,
+                                                     cudaStream_t);
+extern template unsigned launch_rank1_strip<9, false>(const PassArgs &, const Rank1Taps<9> &, bool,
+                                                      cudaStream_t);
+extern template unsigned launch_rank1_strip<9, true>(const PassArgs &, const Rank1Taps<9> &, bool,
+                                                     cudaStream_t);
+extern template unsigned launch_box<3, false>(const PassArgs &, const Rank1Taps<3> &, int, bool,
+                                              cudaStream_t);
+extern template unsigned launch_box<3, true>(const PassArgs &, const Rank1Taps<3> &, int, bool, cudaStream_t);
+extern template unsigned launch_box<5, false>(const PassArgs &, const Rank1Taps<5> &, int, bool,
+                                              cudaStream_t);
+extern template unsigned launch_box<5, true>(const PassArgs &, const Rank1Taps<5> &, int, bool, cudaStream_t);
+extern template unsigned launch_box<7, false>(const PassArgs &, const Rank1Taps<7> &, int, bool,
+                                              cudaStream_t);
+extern template unsigned launch_box<7, true>(const PassArgs &, const Rank1Taps<7> &, int, bool, cudaStream_t);
+extern template unsigned launch_box<9, false>(const PassArgs &, const Rank1Taps<9> &, int, bool,
+                                              cudaStream_t);
+extern template unsigned launch_box<9, true>(const PassArgs &, const Rank1Taps<9> &, int, bool, cudaStream_t);
 
 } // namespace gpk::cuda::conv
