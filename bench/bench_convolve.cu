@@ -203,8 +203,13 @@ Row box_f32(int k, Images &im, gpk_context *gpu, gpk_context *cpu, cudaStream_t 
             peer, agree, api};
 }
 
-// The fused separable kernels GPK_TEST_CONV_FUSED_KERNEL names: the ring kernel, the streaming shapes.
-const char *const kFusedKernels[] = {"ring", "256x8", "256x16", "128x8", "256x8b4"};
+// The fused separable kernels: the default (the streaming kernel) and the ring kernel, which runs where the
+// streaming kernel does not fit the device (GPK_TEST_CONV_FUSED_KERNEL=ring).
+const char *const kFusedKernels[] = {"", "ring"};
+
+const char *fused_name(const char *kernel) {
+    return *kernel ? kernel : "stream";
+}
 
 // One call of each fused kernel at radius 8 and 32, nothing else on the GPU beside the inputs' fill: the
 // group `sepprofile` (not part of the default run), for Nsight Compute.
@@ -217,11 +222,11 @@ void profile_fused(Images &im, gpk_context *gpu, cudaStream_t s) {
         GK(nullptr, gpk_filter_create_separable(&f, k, taps.data(), k, taps.data()));
         gpk_convolve_params p = params(f, GPK_NORMALIZE_NONE, GPK_BORDER_CLAMP);
         for (const char *kernel : kFusedKernels) {
-            setenv("GPK_TEST_CONV_FUSED_KERNEL", kernel, 1);
+            if (*kernel) setenv("GPK_TEST_CONV_FUSED_KERNEL", kernel, 1);
             setenv("GPK_TEST_CONV_FUSED", "require", 1);
             GK(gpu, gpk_convolve(gpu, &p, &df, im.f_in, &df, im.f_out));
             CK(cudaStreamSynchronize(s));
-            std::printf("radius %d, kernel %s: one call\n", radius, kernel);
+            std::printf("radius %d, kernel %s: one call\n", radius, fused_name(kernel));
         }
         unsetenv("GPK_TEST_CONV_FUSED_KERNEL");
         unsetenv("GPK_TEST_CONV_FUSED");
@@ -229,11 +234,9 @@ void profile_fused(Images &im, gpk_context *gpu, cudaStream_t s) {
     }
 }
 
-// The f32 K x K box of box_f32 under each form of the 2D kernels in GPK_BENCH_F32_FORMS (comma-separated
-// "[K:]FORM[@ROWS]", "K:" for K x K only: FORM a value of GPK_TEST_CONV_F32, "off" the kernels of before,
-// "default" the library's choice; ROWS a value of GPK_TEST_CONV_F32_ROWS; default list "off,default"), in one
-// run: median ms of GPK_BENCH_F32_REPS runs (default 20; fewer under a profiler), the fraction of the copy
-// ceiling, and whether the bits equal those of "off".
+// The f32 K x K box of box_f32 on the tile kernels (GPK_TEST_CONV_F32=off: where the sliding-window
+// kernel's preconditions fail) and on the library's choice, in one run: median ms of GPK_BENCH_F32_REPS runs
+// (default 20; fewer under a profiler), the fraction of the copy ceiling, and whether the bits are the same.
 void f32_forms(int k, Images &im, gpk_context *gpu, cudaStream_t s, const bench::Ceilings &ceil) {
     std::vector<double> taps(size_t(k) * k, 1.0 / (k * k));
     gpk_filter *f;
@@ -244,45 +247,26 @@ void f32_forms(int k, Images &im, gpk_context *gpu, cudaStream_t s, const bench:
     setenv("GPK_TEST_CONV_F32", "off", 1);
     run();
     CK(cudaStreamSynchronize(s));
-    const std::vector<float> before = to_host(im.f_out);
-    const char *list = std::getenv("GPK_BENCH_F32_FORMS"), *reps_text = std::getenv("GPK_BENCH_F32_REPS");
+    const std::vector<float> tiles = to_host(im.f_out);
+    const char *reps_text = std::getenv("GPK_BENCH_F32_REPS");
     const int reps = reps_text && std::atoi(reps_text) > 0 ? std::atoi(reps_text) : 20;
-    std::string forms = list && *list ? list : "off,default";
-    for (size_t at = 0; at <= forms.size();) {
-        size_t end = forms.find(',', at);
-        if (end == std::string::npos) end = forms.size();
-        std::string item = forms.substr(at, end - at), rows;
-        at = end + 1;
-        const size_t colon = item.find(':');
-        if (colon != std::string::npos) { // "K:FORM" is for K x K only
-            if (std::atoi(item.substr(0, colon).c_str()) != k) continue;
-            item = item.substr(colon + 1);
-        }
-        if (item.empty()) continue;
-        const size_t sep = item.find('@');
-        if (sep != std::string::npos) rows = item.substr(sep + 1), item = item.substr(0, sep);
-        if (item == "default")
+    for (const char *form : {"off", "default"}) {
+        if (std::strcmp(form, "default") == 0)
             unsetenv("GPK_TEST_CONV_F32");
         else
-            setenv("GPK_TEST_CONV_F32", item.c_str(), 1);
-        if (rows.empty())
-            unsetenv("GPK_TEST_CONV_F32_ROWS");
-        else
-            setenv("GPK_TEST_CONV_F32_ROWS", rows.c_str(), 1);
+            setenv("GPK_TEST_CONV_F32", form, 1);
         CK(cudaMemsetAsync(im.f_out, 0, 4 * N, s));
         const float ms = bench::median_ms(
             s, [&](int) { run(); }, reps, reps < 20 ? 1 : 3);
         CK(cudaStreamSynchronize(s));
         const std::vector<float> got = to_host(im.f_out);
         size_t differ = 0;
-        for (size_t i = 0; i < N; ++i) differ += std::memcmp(&got[i], &before[i], 4) != 0;
-        std::printf(
-            "f32 %dx%d form %-8s rows %-5s %.4f ms  %.0f GB/s  %.1f%% of copy  bits %s (%zu differ)\n", k, k,
-            item.c_str(), rows.empty() ? "auto" : rows.c_str(), ms, 8.0 * N / ms / 1e6,
-            100.0 * 8.0 * N / ms / 1e6 / ceil.copy_gbs, differ ? "DIFFER from off" : "= off", differ);
+        for (size_t i = 0; i < N; ++i) differ += std::memcmp(&got[i], &tiles[i], 4) != 0;
+        std::printf("f32 %dx%d %-7s %.4f ms  %.0f GB/s  %.1f%% of copy  bits %s (%zu differ)\n", k, k, form,
+                    ms, 8.0 * N / ms / 1e6, 100.0 * 8.0 * N / ms / 1e6 / ceil.copy_gbs,
+                    differ ? "DIFFER from off" : "= off", differ);
     }
     unsetenv("GPK_TEST_CONV_F32");
-    unsetenv("GPK_TEST_CONV_F32_ROWS");
     gpk_filter_destroy(f);
 }
 
@@ -301,13 +285,12 @@ Row separable_f32(int radius, Images &im, gpk_context *gpu, gpk_context *cpu, cu
         bench::median_ms(s, [&](int) { GK(gpu, gpk_convolve(gpu, &p, &df, im.f_in, &df, im.f_out)); });
     unsetenv("GPK_TEST_CONV_FUSED");
     std::printf("f32 separable radius %d: fused kernel %.3f ms, two passes %.3f ms\n", radius, ms, two_pass);
-    // Each fused kernel (GPK_TEST_CONV_FUSED_KERNEL: the ring kernel, the streaming kernel's shapes), its
-    // result checked against the default's bit for bit.
+    // Each fused kernel, its result checked against the default's bit for bit.
     GK(gpu, gpk_convolve(gpu, &p, &df, im.f_in, &df, im.f_out));
     CK(cudaStreamSynchronize(s));
     const std::vector<float> default_out = to_host(im.f_out);
     for (const char *kernel : kFusedKernels) {
-        setenv("GPK_TEST_CONV_FUSED_KERNEL", kernel, 1);
+        if (*kernel) setenv("GPK_TEST_CONV_FUSED_KERNEL", kernel, 1);
         setenv("GPK_TEST_CONV_FUSED", "require", 1);
         const float t =
             bench::median_ms(s, [&](int) { GK(gpu, gpk_convolve(gpu, &p, &df, im.f_in, &df, im.f_out)); });
@@ -315,8 +298,9 @@ Row separable_f32(int radius, Images &im, gpk_context *gpu, gpk_context *cpu, cu
         const bool same = to_host(im.f_out) == default_out;
         unsetenv("GPK_TEST_CONV_FUSED_KERNEL");
         unsetenv("GPK_TEST_CONV_FUSED");
-        std::printf("f32 separable radius %d: kernel %-8s %.3f ms (%.0f GB/s)%s\n", radius, kernel, t,
-                    8.0 * N / t / 1e6, same ? "" : " RESULT DIFFERS from the default kernel");
+        std::printf("f32 separable radius %d: kernel %-8s %.3f ms (%.0f GB/s)%s\n", radius,
+                    fused_name(kernel), t, 8.0 * N / t / 1e6,
+                    same ? "" : " RESULT DIFFERS from the default kernel");
     }
     std::vector<Npp32f> kf(k, 1.0f / k);
     Npp32f *dk;

@@ -1,6 +1,6 @@
 // The CUDA backend: one DeviceContext per gpk_context; each operation makes the context's device current
 // for the call and hands the job to its dispatcher.
-#include "cuda/convolve.cuh"
+#include "cuda/convolve/convolve.cuh"
 #include "cuda/device_context.cuh"
 #include "cuda/heat/heat.cuh"
 #include "cuda/heat/slab.cuh"

@@ -11,13 +11,13 @@
 //   widths (GPK_TEST_CONV_CPU_STRIP), and every instruction set the CPU kernels have (GPK_TEST_CPU_ISA,
 //   where the library knows it);
 // - the GPU suite (GPK_SWEEP_CUDA; CUDA backend, exits 77 without a device): images in pageable, pinned and
-//   device memory, bands forced small by a faked device size (GPK_TEST_DEVICE_MEMORY_LIMIT), the u8 3x3
-//   strip kernel with several row counts and off (GPK_TEST_CONV_STRIP), the rank-1 strip kernel by default,
-//   for 3 x 3 too, and off (GPK_TEST_CONV_RANK1), the box kernel with strips of 1 and 5 rows (chunks of 4)
-//   and off (GPK_TEST_CONV_BOX), the pair kernel (written sums in prefetched and in plain chunks, or on the
-//   strip kernel), with strips of 1 and 3 rows, min/max in two launches, and off (GPK_TEST_CONV_PAIR), the
-//   fused separable kernels in each built shape (GPK_TEST_CONV_FUSED_KERNEL), the f32 sliding-window kernel
-//   in several forms, strips of a few rows, and off (GPK_TEST_CONV_F32, GPK_TEST_CONV_F32_ROWS).
+//   device memory, bands forced small by a faked device size (GPK_TEST_DEVICE_MEMORY_LIMIT), and the paths
+//   the dispatcher takes on other devices or where a kernel's preconditions fail: the pair kernel's min/max
+//   in two launches (GPK_TEST_CONV_PAIR=twopass, a device without cooperative launches), the ring kernel
+//   (GPK_TEST_CONV_FUSED_KERNEL=ring, a device whose shared memory does not hold the streaming kernel), the
+//   tile kernels in place of the f32 sliding-window kernel (GPK_TEST_CONV_F32=off). The u8 strip, box,
+//   rank-1 and pair kernels, the fused separable kernels and the sliding-window kernel run where the drawn
+//   filters and images suit them (byte, box, outer-product and small taps; aligned rows).
 // GPK_TEST_QUICK=1 runs every 8th case (sanitizer runs).
 #include "convolve_reference.hpp"
 
@@ -234,13 +234,9 @@ struct Setup {
     unsigned threads = 0;              // CPU: 0 is one per core
     std::string cpu_strip;             // GPK_TEST_CONV_CPU_STRIP ("" unset)
     std::string cpu_isa;               // GPK_TEST_CPU_ISA ("" unset)
-    std::string gpu_strip;             // GPK_TEST_CONV_STRIP ("" unset)
-    std::string gpu_rank1;             // GPK_TEST_CONV_RANK1 ("" unset)
-    std::string gpu_box;               // GPK_TEST_CONV_BOX ("" unset)
     std::string gpu_pair;              // GPK_TEST_CONV_PAIR ("" unset)
     std::string gpu_fused;             // GPK_TEST_CONV_FUSED_KERNEL ("" unset)
     std::string gpu_f32;               // GPK_TEST_CONV_F32 ("" unset)
-    std::string gpu_f32_rows;          // GPK_TEST_CONV_F32_ROWS ("" unset)
     std::string memory_limit;          // GPK_TEST_DEVICE_MEMORY_LIMIT ("" unset)
     int in_memory = 0, out_memory = 0; // gpu::Memory of each image (CUDA)
 };
@@ -251,13 +247,9 @@ std::string describe_setup(const Setup &s) {
     if (!kCuda) d += " threads " + std::to_string(s.threads);
     if (!s.cpu_strip.empty()) d += " cpu-strip " + s.cpu_strip;
     if (!s.cpu_isa.empty()) d += " isa " + s.cpu_isa;
-    if (!s.gpu_strip.empty()) d += " gpu-strip " + s.gpu_strip;
-    if (!s.gpu_rank1.empty()) d += " gpu-rank1 " + s.gpu_rank1;
-    if (!s.gpu_box.empty()) d += " gpu-box " + s.gpu_box;
     if (!s.gpu_pair.empty()) d += " gpu-pair " + s.gpu_pair;
     if (!s.gpu_fused.empty()) d += " gpu-fused " + s.gpu_fused;
     if (!s.gpu_f32.empty()) d += " gpu-f32 " + s.gpu_f32;
-    if (!s.gpu_f32_rows.empty()) d += " gpu-f32-rows " + s.gpu_f32_rows;
     if (!s.memory_limit.empty()) d += " device-bytes " + s.memory_limit;
 #ifdef GPK_SWEEP_CUDA
     d += std::string(" ") + gpu::memory_name(gpu::Memory(s.in_memory)) + "->" +
@@ -310,13 +302,9 @@ gpk_status run(const Case &k, const Setup &s, const Filter &f, const Image &in, 
     gpk_context *ctx = contexts.get(kCuda ? 0 : s.threads);
     set_knob("GPK_TEST_CONV_CPU_STRIP", s.cpu_strip);
     set_knob("GPK_TEST_CPU_ISA", s.cpu_isa);
-    set_knob("GPK_TEST_CONV_STRIP", s.gpu_strip);
-    set_knob("GPK_TEST_CONV_RANK1", s.gpu_rank1);
-    set_knob("GPK_TEST_CONV_BOX", s.gpu_box);
     set_knob("GPK_TEST_CONV_PAIR", s.gpu_pair);
     set_knob("GPK_TEST_CONV_FUSED_KERNEL", s.gpu_fused);
     set_knob("GPK_TEST_CONV_F32", s.gpu_f32);
-    set_knob("GPK_TEST_CONV_F32_ROWS", s.gpu_f32_rows);
     set_knob("GPK_TEST_DEVICE_MEMORY_LIMIT", s.memory_limit);
     const gpk_convolve_params p = convolve_params(f.get(), k.border, k.norm, k.acc);
     gpk_status status;
@@ -331,9 +319,8 @@ gpk_status run(const Case &k, const Setup &s, const Filter &f, const Image &in, 
     status = gpk_convolve(ctx, &p, &in.desc, in.bytes.data(), &out.desc, out.bytes.data());
 #endif
     for (const char *knob :
-         {"GPK_TEST_CONV_CPU_STRIP", "GPK_TEST_CPU_ISA", "GPK_TEST_CONV_STRIP", "GPK_TEST_CONV_RANK1",
-          "GPK_TEST_CONV_BOX", "GPK_TEST_CONV_PAIR", "GPK_TEST_CONV_FUSED_KERNEL", "GPK_TEST_CONV_F32",
-          "GPK_TEST_CONV_F32_ROWS", "GPK_TEST_DEVICE_MEMORY_LIMIT"})
+         {"GPK_TEST_CONV_CPU_STRIP", "GPK_TEST_CPU_ISA", "GPK_TEST_CONV_PAIR", "GPK_TEST_CONV_FUSED_KERNEL",
+          "GPK_TEST_CONV_F32", "GPK_TEST_DEVICE_MEMORY_LIMIT"})
         unsetenv(knob);
     return status;
 }
@@ -457,23 +444,16 @@ Setup random_setup(const Case &k) {
         s.cpu_strip = pick_of(strips);
         s.cpu_isa = pick_of(isas);
     } else {
-        const char *rows[] = {"", "", "4", "8", "12", "16", "24", "40", "off"};
-        s.gpu_strip = pick_of(rows);
-        const char *rank1[] = {"", "", "all", "off"};
-        s.gpu_rank1 = pick_of(rank1);
-        const char *box[] = {"", "", "1", "5/4", "off"};
-        s.gpu_box = pick_of(box);
-        const char *pair[] = {"", "", "minmax", "1", "noprefetch", "3/4", "twopass", "off"};
+        // The pair kernel's min/max in one cooperative launch or two.
+        const char *pair[] = {"", "", "twopass"};
         s.gpu_pair = pick_of(pair);
-        // The fused separable kernels (f32 sums, one channel, square filters): the default, the ring
-        // kernel, the streaming kernel's other shapes.
-        const char *fused[] = {"", "", "ring", "256x16", "128x8", "256x8b4"};
+        // The fused separable kernels (f32 sums, one channel, square filters): the streaming kernel, then
+        // the ring kernel where it does not fit; the ring kernel alone.
+        const char *fused[] = {"", "", "ring"};
         s.gpu_fused = pick_of(fused);
-        // The sliding-window f32 kernel: its default, the kernels of before, other forms, short strips.
-        const char *f32[] = {"", "", "off", "1sb12", "2lb12", "1s", "1lb6"};
+        // The sliding-window f32 kernel, or the tile kernels in its place.
+        const char *f32[] = {"", "", "off"};
         s.gpu_f32 = pick_of(f32);
-        const char *f32_rows[] = {"", "", "1", "3", "17"};
-        s.gpu_f32_rows = pick_of(f32_rows);
         s.in_memory = int(pick(0, 2));
         s.out_memory = int(pick(0, 2));
         // A device faked small enough to cut a host image into bands of a few rows: room for each of three
@@ -629,11 +609,11 @@ void sweep_rows() {
 // The CUDA backend's specialised kernels at the edges of their tiles: u8 3x3 byte taps (the strip kernel:
 // plain, sum with each divider, signed, min/max), u8 K x K outer-product taps and 5|5 separable pairs (the
 // rank-1 strip kernel), u8 K x K box taps and 3|3 and 9|9 pairs of them (the box kernel), u8 3x3 taps
-// whose |taps| sum to at most 16 (the pair kernel: min/max, and with its knob every finish), u8 5x5 and 9x9
-// (four outputs a thread), f32 1x1 .. 9x9 (the sliding-window
-// kernel; 3x3, 5x5 and 9x9 also the four-outputs kernel), f32 separable filters of up to 17 taps
-// (fixed-length row and column kernels), square f32 separable filters of 1..65 taps (the fused kernel). The
-// CPU backend runs them too.
+// whose |taps| sum to at most 16 (the pair kernel: every finish, min/max in one launch or two), u8 5x5 and
+// 9x9 (four outputs a thread), f32 5x5, 7x7 and 9x9 (the sliding-window kernel, or on unaligned rows and
+// with its hook the tile kernels), f32 1x1 and 3x3 (the general and four-outputs kernels), f32 separable
+// filters of up to 17 taps (fixed-length row and column kernels), square f32 separable filters of 1..65
+// taps (the fused kernels). The CPU backend runs them too.
 void sweep_kernels() {
     Tally t("specialised kernels");
     struct Kind {
@@ -690,8 +670,7 @@ void sweep_kernels() {
         }
     // The fused separable kernels (CUDA: single-channel f32 sums, square filters; random_setup picks the
     // kernel): every odd length 1..65, widths around their 128- and 256-element strips, heights around their
-    // 8- and 16-row batches and runs of rows (a run is at least 4 (K - 1) rows, rounded up to whole
-    // batches).
+    // 8- and 16-row batches and runs of rows (a run is at least K - 1 rows, rounded up to whole batches).
     const size_t fused_widths[] = {1, 2, 9, 127, 128, 129, 255, 256, 257, 385, 511, 513};
     for (int len = 1; len <= 65; len += 2)
         for (int c = 0; c < 3; ++c) {
@@ -701,7 +680,7 @@ void sweep_kernels() {
             k.width = n;
             k.in_type = GPK_F32, k.out_type = pick(0, 3) ? GPK_F32 : GPK_U8, k.acc = GPK_ACCUMULATE_F32;
             if (pick(0, 3)) k.norm = pick(0, 1) ? GPK_NORMALIZE_NONE : GPK_NORMALIZE_SUM;
-            const size_t run = std::max<size_t>(8, (4 * size_t(len - 1) + 7) / 8 * 8);
+            const size_t run = std::max<size_t>(8, (size_t(len - 1) + 7) / 8 * 8);
             const size_t heights[] = {1, 7, 8, 9, 15, 16, 17, 33, run - 1, run, run + 1, 2 * run + 9};
             k.height = rows_within(k.width, size_t(2 * len), 5000000, pick_of(heights));
             const Filter f =

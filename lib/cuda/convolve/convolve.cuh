@@ -1,4 +1,4 @@
-// The CUDA convolution (lib/cuda/convolve.cu), called by the CUDA backend.
+// The CUDA convolution (lib/cuda/convolve/convolve.cu), called by the CUDA backend.
 #pragma once
 
 #include "cuda/device_context.cuh"

@@ -1,7 +1,7 @@
 // Launchers of the convolution kernels, one per pass kind; convolve.cu plans bands and calls them.
 #pragma once
 
-#include "cuda/convolve_kernels.cuh"
+#include "cuda/convolve/kernels.cuh"
 #include "cuda/device_context.cuh"
 #include "engine/filter.hpp"
 
@@ -49,25 +49,27 @@ inline size_t blocks_bound(long long row_elems, size_t rows) {
     return size_t((row_elems + kTileX - 1) / kTileX) * ((rows + kMinBlockRows - 1) / kMinBlockRows);
 }
 
-// Direct 2D filter over one band; returns the blocks launched.
+// Direct 2D filter over one band (direct.cu); returns the blocks launched.
 unsigned launch_conv2d(DeviceContext &ctx, const PassArgs &a, cudaStream_t s);
-// A K x K filter (K <= 9) on a one-channel f32 image with f32 sums, written with normalisation none or sum,
-// through the sliding-window kernel (convolve_slide.cuh): the blocks launched, 0 where it does not apply.
+// The general 2D kernel (general.cu) over one band, any filter and types; returns the blocks launched.
+unsigned launch_general(const PassArgs &a, const DeviceLimits &lim, cudaStream_t s);
+// A K x K filter (K = 5, 7, 9) on a one-channel f32 image with f32 sums, written with normalisation none or
+// sum, through the sliding-window kernel (slide.cu): the blocks launched, 0 where it does not apply.
 unsigned launch_slide_f32(DeviceContext &ctx, const PassArgs &a, cudaStream_t s);
 // A K x K filter (K = 3 .. 9 odd; 2D taps that factor exactly as r[a] * c[b], or a separable pair) on a
 // one-channel u8 image with exact int sums, through the box kernel where every tap is the same
-// (convolve_box.cuh) or the rank-1 strip kernel (convolve_rank1.cuh): the blocks launched, 0 where neither
+// (box_launch.cuh) or, at K >= 5, the rank-1 strip kernel (rank1.cu): the blocks launched, 0 where neither
 // applies (a separable pair then takes its two passes).
 unsigned launch_rank1(const PassArgs &a, cudaStream_t s);
 // Both passes of min/max normalisation of a whole device image (PassArgs of the write pass; out.imm set to
-// the identity) in one cooperative launch of the pair kernel (convolve_pair.cuh): 3 x 3 byte taps with sum
+// the identity) in one cooperative launch of the pair kernel (pair.cu): 3 x 3 byte taps with sum
 // |taps| <= 16 on a one-channel u8 image. The units made, 0 where it does not apply.
 unsigned launch_pair_minmax(DeviceContext &ctx, const PassArgs &a, cudaStream_t s);
-// Row pass of a separable filter: mid_rows rows of Acc sums into `mid`.
+// Row pass of a separable filter (separable.cu): mid_rows rows of Acc sums into `mid`.
 void launch_row_pass(const PassArgs &a, int mid_rows, void *mid, const DeviceLimits &lim, cudaStream_t s);
 // Column pass over `mid` (out_rows + kh - 1 rows), written or folded through a.out; returns the blocks.
 unsigned launch_column_pass(const PassArgs &a, const void *mid, const DeviceLimits &lim, cudaStream_t s);
-// Both passes of a separable filter in one kernel (convolve_fused.cuh) where it applies (single-channel
+// Both passes of a separable filter in one kernel (fused.cu) where it applies (single-channel
 // f32 with f32 sums, a square filter of a built size, outputs written); false where it does not.
 bool launch_fused_separable(DeviceContext &ctx, const PassArgs &a, cudaStream_t s);
 

@@ -1,11 +1,11 @@
 // Square 3, 5 and 9 tap filters on one-channel images with four outputs per thread along x: u8 images with
 // exact int sums through dp4a (taps as signed bytes, four to a word) and packed 4-byte stores, f32 images
 // with f32 sums through 16-byte shared and global loads and stores. The per-sample work of conv2d_kernel
-// (tile indexing, normalisation set-up, single-byte stores) is shared by four outputs here. convolve_2d.cu
+// (tile indexing, normalisation set-up, single-byte stores) is shared by four outputs here. direct.cu
 // picks them where they apply; every other case takes conv2d_kernel.
 #pragma once
 
-#include "cuda/convolve_kernels.cuh"
+#include "cuda/convolve/kernels.cuh"
 
 namespace gpk::cuda::conv {
 

@@ -1,5 +1,5 @@
 // The streaming separable kernel: single-channel f32 images, f32 sums, K x K taps (K odd, known at compile
-// time). Like the ring kernel (convolve_fused.cuh) the intermediate never leaves the chip, but the column
+// time). Like the ring kernel (fused.cuh) the intermediate never leaves the chip, but the column
 // pass keeps its window of intermediate values in registers instead of a shared-memory ring:
 //
 // - A block of T threads owns a strip of T columns and a run of output rows, and walks down it in batches
@@ -18,7 +18,7 @@
 // intermediate rows y..y + K - 1), as the two-pass and ring kernels do, so all give the same bits.
 #pragma once
 
-#include "cuda/convolve_kernels.cuh"
+#include "cuda/convolve/kernels.cuh"
 
 #include <cuda_pipeline.h>
 

@@ -1,5 +1,5 @@
 // 3 x 3 filters with small integer taps (sum |taps| <= kPairMaxAbsSum) on one-channel u8 images, in pair
-// arithmetic. The box kernel's layout (convolve_box.cuh): a thread owns 8 consecutive columns as four
+// arithmetic. The box kernel's layout (box.cuh): a thread owns 8 consecutive columns as four
 // pairs of 16-bit halves, lanes 0 and 31 of each warp only serve their neighbours, and the thread walks
 // down a strip holding the last two padded rows as pairs, so that each padded row is loaded and unpacked
 // once. An output pair is bias + sum over the taps of t * (pair of the window's columns), one multiply-add
@@ -21,7 +21,7 @@
 // 4-byte neighbour words leave the row are the 3 x 3 strip kernel's edge block's.
 #pragma once
 
-#include "cuda/convolve_box.cuh"
+#include "cuda/convolve/box.cuh"
 
 #include <cooperative_groups.h>
 #include <type_traits>

@@ -1,8 +1,8 @@
 // Convolution dispatch: the accumulation type, where in and out live, bands of rows that fit the device
 // (each with its halo), and the passes: one, or two for min/max normalisation (fold min and max over the
 // whole image, then write), each band uploaded, filtered and downloaded on its own lane.
-#include "cuda/convolve.cuh"
-#include "cuda/convolve_launch.cuh"
+#include "cuda/convolve/convolve.cuh"
+#include "cuda/convolve/launch.cuh"
 #include "cuda/pipeline.cuh"
 
 #include <algorithm>

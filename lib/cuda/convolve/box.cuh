@@ -9,13 +9,12 @@
 // neighbours; the other 30 write. Rows go in chunks of N output rows whose loads are issued first (at K <=
 // 5 with the sums written, the next chunk's loads before the current chunk's steps: walk_chunks). The sum
 // n = t * S (+ half the divisor) is finished as the rank-1 kernel finishes it (StripFinish), and integer
-// sums are exact in any order, so the output is the 2D filter's, bit for bit. The rank-1 kernel summed K
-// rows per chunk of 8 outputs (about 24 warp instructions an output at K = 5, instruction-bound under ncu);
-// this one does the same outputs with a constant number of additions whatever K. The columns whose window
-// leaves the row are the rank-1 kernel's edge block's.
+// sums are exact in any order, so the output is the 2D filter's, bit for bit. Where the rank-1 kernel sums K
+// rows an output, this one makes the same outputs with a constant number of additions whatever K. The
+// columns whose window leaves the row are the rank-1 kernel's edge block's.
 #pragma once
 
-#include "cuda/convolve_rank1.cuh"
+#include "cuda/convolve/rank1.cuh"
 
 namespace gpk::cuda::conv {
 

@@ -1,6 +1,6 @@
 // K x K filters (K = 3, 5, 7, 9) whose taps are an exact rank-1 product of integers, taps[a][b] = r[a] * c[b]
-// (box filters, binomial filters; found exactly on the host, convolve_2d.cu), on one-channel u8 images.
-// The strip kernel's layout (convolve_strip.cuh): each thread computes 8 consecutive outputs along x down
+// (box filters, binomial filters; found exactly on the host, direct.cu), on one-channel u8 images.
+// The strip kernel's layout (strip.cuh): each thread computes 8 consecutive outputs along x down
 // a strip of rows, reading each padded row once with one 8-byte load and taking 4 bytes either side from
 // its neighbouring lanes. Per padded row and output it forms the row sum h = sum_b c[b] x (dp4a on the
 // row's bytes shifted into place, c as signed bytes), then adds r[a] h into the K output rows the padded
@@ -11,7 +11,7 @@
 // through the border rule.
 #pragma once
 
-#include "cuda/convolve_strip.cuh"
+#include "cuda/convolve/strip.cuh"
 
 namespace gpk::cuda::conv {
 

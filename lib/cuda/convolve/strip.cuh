@@ -10,7 +10,7 @@
 // (first pass of min/max normalisation) or writes min/max-normalised sums (second pass).
 #pragma once
 
-#include "cuda/convolve_vector.cuh"
+#include "cuda/convolve/vector.cuh"
 
 namespace gpk::cuda::conv {
 

@@ -1,5 +1,5 @@
 // Launches of the two passes of a separable filter.
-#include "cuda/convolve_launch.cuh"
+#include "cuda/convolve/launch.cuh"
 
 #include <string>
 

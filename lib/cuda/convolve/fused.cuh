@@ -11,7 +11,7 @@
 // order, as the two-pass kernels do, so both paths give the same bits.
 #pragma once
 
-#include "cuda/convolve_kernels.cuh"
+#include "cuda/convolve/kernels.cuh"
 
 #include <cuda_pipeline.h>
 

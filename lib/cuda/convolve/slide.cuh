@@ -1,18 +1,18 @@
-// Square K x K filters (K = 1, 3, 5, 7, 9) on one-channel f32 images with f32 sums, normalisation none or
-// sum, written (not folded): a warp owns a band of 128 columns (four outputs a lane, one 16-byte load of
-// each padded row) and walks down a strip of rows with a register window. Padded row r adds its K x 4
-// products to the K output rows whose windows hold it (accumulator slot s takes filter row K - 1 - s), then
-// slot 0 (complete: it has seen filter rows 0 .. K - 1 in order) is stored and the slots shift by one.
-// Every output is therefore summed exactly as conv2d_f32x4_kernel and conv2d_kernel sum it: from 0, filter
-// row a = 0 .. K - 1, tap b = 0 .. K - 1 within it, one fused multiply-add each; the same bits. No shared
-// memory: a lane's halo (the K / 2 elements either side) comes from its neighbours by shuffle (or by two
-// more loads, LoadHalo), the warp's own edges from lanes 31 and 0; elements outside the row follow the
+// Square K x K filters (K odd, up to 9; built for 5, 7 and 9) on one-channel f32 images with f32 sums,
+// normalisation none or sum, written (not folded): a warp owns a band of 128 columns (four outputs a lane,
+// one 16-byte load of each padded row) and walks down a strip of rows with a register window. Padded row r
+// adds its K x 4 products to the K output rows whose windows hold it (accumulator slot s takes filter row K -
+// 1 - s), then slot 0 (complete: it has seen filter rows 0 .. K - 1 in order) is stored and the slots shift
+// by one. Every output is therefore summed exactly as conv2d_f32x4_kernel and conv2d_kernel sum it: from 0,
+// filter row a = 0 .. K - 1, tap b = 0 .. K - 1 within it, one fused multiply-add each; the same bits. No
+// shared memory: a lane's halo (the K / 2 elements either side) comes from its neighbours by shuffle (or by
+// two more loads, LoadHalo), the warp's own edges from lanes 31 and 0; elements outside the row follow the
 // border rule. The next D padded rows are loaded while one is computed, so that enough bytes are in flight
 // per SM without shared memory or barriers. The first K - 1 rows of a strip also feed slots of outputs above
 // the strip: their sums are never stored.
 #pragma once
 
-#include "cuda/convolve_kernels.cuh"
+#include "cuda/convolve/kernels.cuh"
 
 namespace gpk::cuda::conv {
 
@@ -131,7 +131,7 @@ __device__ __forceinline__ void slide_window(const SlideRow<LoadHalo> &row, int 
 
 // Writes one output row's four sums of the lane (those inside the row).
 __device__ __forceinline__ void slide_store(const float (&acc)[4], const Output &o, int y, int e, int width,
-                                            bool out_aligned, bool stream_out) {
+                                            bool out_aligned) {
     float r[4];
     const bool by_sum = o.normalize == GPK_NORMALIZE_SUM;
     const float dsum = float(o.dsum);
@@ -139,11 +139,7 @@ __device__ __forceinline__ void slide_store(const float (&acc)[4], const Output 
     for (int j = 0; j < 4; ++j) r[j] = by_sum ? acc[j] / dsum : acc[j];
     float *p = reinterpret_cast<float *>(o.base + size_t(y) * o.pitch) + e;
     if (out_aligned && e + 4 <= width) {
-        const float4 v = make_float4(r[0], r[1], r[2], r[3]);
-        if (stream_out)
-            __stcs(reinterpret_cast<float4 *>(p), v);
-        else
-            *reinterpret_cast<float4 *>(p) = v;
+        __stcs(reinterpret_cast<float4 *>(p), make_float4(r[0], r[1], r[2], r[3]));
     } else {
 #pragma unroll
         for (int j = 0; j < 4; ++j)
@@ -154,12 +150,12 @@ __device__ __forceinline__ void slide_store(const float (&acc)[4], const Output 
 // Block: kSlideWarps warps, warp w owning band blockIdx.x * kSlideWarps + w; blockIdx.y: a strip of
 // `strip_rows` output rows. D: padded rows loaded ahead. MinBlocks > 1 caps the registers so that that many
 // blocks fit an SM (__launch_bounds__). Needs src rows 16-byte aligned (base and pitch) and rows, width and
-// row0 within kSlideMaxIndex. out_aligned: out base and pitch are multiples of 16 bytes; stream_out:
-// evict-first stores.
+// row0 within kSlideMaxIndex. out_aligned: out base and pitch are multiples of 16 bytes (then evict-first
+// 16-byte stores).
 template <int K, int D, bool LoadHalo, int MinBlocks>
 __global__ void __launch_bounds__(kSlideThreads, MinBlocks)
     conv2d_f32_slide_kernel(SourceRows src, Shape sh, Output out, Taps<float, K * K> taps, int strip_rows,
-                            bool out_aligned, bool stream_out) {
+                            bool out_aligned) {
     static_assert(K % 2 == 1 && K <= kSlideMaxK, "odd K up to 9");
     static_assert(D >= 1 && MinBlocks >= 1, "at least the next row ahead, at least one block");
     const int lane = threadIdx.x;
@@ -199,7 +195,7 @@ __global__ void __launch_bounds__(kSlideThreads, MinBlocks)
 #pragma unroll
                 for (int b = 0; b < K; ++b)
                     acc[s][j] = __fmaf_rn(v[j + b], taps.t[(K - 1 - s) * K + b], acc[s][j]);
-        if (r >= K - 1) slide_store(acc[0], out, ys + r - (K - 1), e, g.width, out_aligned, stream_out);
+        if (r >= K - 1) slide_store(acc[0], out, ys + r - (K - 1), e, g.width, out_aligned);
 #pragma unroll
         for (int s = 0; s + 1 < K; ++s)
 #pragma unroll

@@ -1,0 +1,7 @@
+// The box kernel for 5 x 5 taps (box_launch.cuh).
+#include "cuda/convolve/box_launch.cuh"
+
+namespace gpk::cuda::conv {
+template unsigned launch_box<5, false>(const PassArgs &, const Rank1Taps<5> &, int, bool, cudaStream_t);
+template unsigned launch_box<5, true>(const PassArgs &, const Rank1Taps<5> &, int, bool, cudaStream_t);
+} // namespace gpk::cuda::conv

@@ -1,0 +1,47 @@
+// Launches of the box kernel (box.cuh), instantiated one K a file (box_k3.cu .. box_k9.cu; 9 x 9's passes of
+// min/max apart, box_k9_minmax.cu) so that they compile in parallel.
+#pragma once
+
+#include "cuda/convolve/box.cuh"
+#include "cuda/convolve/strip_launch.cuh"
+
+namespace gpk::cuda::conv {
+
+// Output rows a strip of the box kernel: each strip first reads the K - 1 rows above its first output, and
+// longer strips launch fewer blocks than the SMs hold.
+constexpr int kBoxStripRows = 16;
+
+// Rows a chunk of the box kernel: 4. Chunks of 8 hold more loads in flight but cost registers that the
+// kernel lacks at K = 7 and 9 (which read their leaving rows again) and in the min/max passes (whose extra
+// state spills). Sums written at K <= 5 walk their strips in prefetched chunks (the next chunk's loads
+// issued before the current chunk's steps: walk_chunks), which keeps a chunk of loads always in flight.
+constexpr int kBoxChunk = 4;
+template <int K, StripMode M> constexpr bool box_prefetch() {
+    return M == StripMode::divide && K <= 5;
+}
+
+template <int K, StripMode M, bool Signed, StripDiv D>
+unsigned launch_box_kernel(const PassArgs &a, const Rank1Taps<K> &taps, int t, const U8Divider &dv, int rows,
+                           cudaStream_t s) {
+    const long long groups = rank1_groups(a.shape.width);
+    const dim3 grid = strip_grid(a, groups, rows, M, kBoxBlockGroups);
+    if (grid.x == 0) return 0;
+    conv_box_u8_kernel<K, M, Signed, D, kBoxChunk, box_prefetch<K, M>()><<<grid, kStripThreads, 0, s>>>(
+        a.src, a.shape, a.out, taps, t, dv, rows, groups, out_aligned_for_strip(a));
+    check_launch("conv_box_u8_kernel");
+    return grid.x * grid.y;
+}
+
+template <int K, bool MinMax>
+unsigned launch_box(const PassArgs &a, const Rank1Taps<K> &taps, int t, bool is_signed, cudaStream_t s) {
+    auto launch = [&](auto m, auto sg, auto d, const U8Divider &dv, int r) {
+        return launch_box_kernel<K, decltype(m)::value, decltype(sg)::value, decltype(d)::value>(a, taps, t,
+                                                                                                 dv, r, s);
+    };
+    if constexpr (MinMax)
+        return launch_minmax_modes(a, kBoxStripRows, launch);
+    else
+        return launch_sum_modes(a, is_signed, kBoxStripRows, launch);
+}
+
+} // namespace gpk::cuda::conv

@@ -1,0 +1,40 @@
+// Launches of the rank-1 strip kernel (rank1.cuh), instantiated one K a file (rank1_k5.cu, rank1_k7.cu,
+// rank1_k9.cu; 9 x 9's passes of min/max apart, rank1_k9_minmax.cu) so that they compile in parallel.
+#pragma once
+
+#include "cuda/convolve/strip_launch.cuh"
+
+namespace gpk::cuda::conv {
+
+// Output rows a chunk of the rank-1 kernel: 4 where sums are written at K = 7 and 9 (fewer registers: 6
+// blocks an SM instead of 4), else 8 (at K = 5 chunks of 4 spill under their 64-register cap). Its strips
+// are one chunk of 8 rows (two of 4).
+template <int K, StripMode M> constexpr int rank1_chunk() {
+    return M == StripMode::divide && K >= 7 ? 4 : kStripChunk;
+}
+
+template <int K, StripMode M, bool Signed, StripDiv D>
+unsigned launch_rank1_kernel(const PassArgs &a, const Rank1Taps<K> &taps, const U8Divider &dv, int rows,
+                             cudaStream_t s) {
+    const long long groups = rank1_groups(a.shape.width);
+    const dim3 grid = strip_grid(a, groups, rows, M);
+    if (grid.x == 0) return 0;
+    conv_rank1_u8_strip_kernel<K, M, Signed, D, rank1_chunk<K, M>()><<<grid, kStripThreads, 0, s>>>(
+        a.src, a.shape, a.out, taps, dv, rows, groups, out_aligned_for_strip(a));
+    check_launch("conv_rank1_u8_strip_kernel");
+    return grid.x * grid.y;
+}
+
+template <int K, bool MinMax>
+unsigned launch_rank1_strip(const PassArgs &a, const Rank1Taps<K> &taps, bool is_signed, cudaStream_t s) {
+    auto launch = [&](auto m, auto sg, auto d, const U8Divider &dv, int r) {
+        return launch_rank1_kernel<K, decltype(m)::value, decltype(sg)::value, decltype(d)::value>(a, taps,
+                                                                                                   dv, r, s);
+    };
+    if constexpr (MinMax)
+        return launch_minmax_modes(a, kStripChunk, launch);
+    else
+        return launch_sum_modes(a, is_signed, kStripChunk, launch);
+}
+
+} // namespace gpk::cuda::conv

@@ -1,6 +1,0 @@
-// The streaming separable kernel in shape 256x8b4 (kStreamVariants[3], convolve_fused_launch.cuh).
-#include "cuda/convolve_stream_shape.cuh"
-
-namespace gpk::cuda::conv {
-template bool launch_stream_for<3>(DeviceContext &, const PassArgs &, cudaStream_t);
-} // namespace gpk::cuda::conv
