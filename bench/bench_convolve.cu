@@ -2,6 +2,7 @@
 // PERF.md: 8192x8192 device images, clamp border, median of CUDA-event timings after a warm-up, inputs
 // rotated where several copies fit; every result compared with NPP's and with gpk's CPU backend.
 #include "bench_util.cuh"
+#include "hooks.hpp"
 
 #include <nppi.h>
 
@@ -222,14 +223,12 @@ void profile_fused(Images &im, gpk_context *gpu, cudaStream_t s) {
         GK(nullptr, gpk_filter_create_separable(&f, k, taps.data(), k, taps.data()));
         gpk_convolve_params p = params(f, GPK_NORMALIZE_NONE, GPK_BORDER_CLAMP);
         for (const char *kernel : kFusedKernels) {
-            if (*kernel) setenv("GPK_TEST_CONV_FUSED_KERNEL", kernel, 1);
-            setenv("GPK_TEST_CONV_FUSED", "require", 1);
+            const hooks::Hook kernel_hook("GPK_TEST_CONV_FUSED_KERNEL", *kernel ? kernel : nullptr);
+            const hooks::Hook fused_hook("GPK_TEST_CONV_FUSED", "require");
             GK(gpu, gpk_convolve(gpu, &p, &df, im.f_in, &df, im.f_out));
             CK(cudaStreamSynchronize(s));
             std::printf("radius %d, kernel %s: one call\n", radius, fused_name(kernel));
         }
-        unsetenv("GPK_TEST_CONV_FUSED_KERNEL");
-        unsetenv("GPK_TEST_CONV_FUSED");
         gpk_filter_destroy(f);
     }
 }
@@ -244,17 +243,14 @@ void f32_forms(int k, Images &im, gpk_context *gpu, cudaStream_t s, const bench:
     gpk_convolve_params p = params(f, GPK_NORMALIZE_NONE, GPK_BORDER_CLAMP);
     gpk_image df = image(GPK_F32);
     auto run = [&] { GK(gpu, gpk_convolve(gpu, &p, &df, im.f_in, &df, im.f_out)); };
-    setenv("GPK_TEST_CONV_F32", "off", 1);
+    hooks::Hook hook("GPK_TEST_CONV_F32", "off");
     run();
     CK(cudaStreamSynchronize(s));
     const std::vector<float> tiles = to_host(im.f_out);
     const char *reps_text = std::getenv("GPK_BENCH_F32_REPS");
     const int reps = reps_text && std::atoi(reps_text) > 0 ? std::atoi(reps_text) : 20;
     for (const char *form : {"off", "default"}) {
-        if (std::strcmp(form, "default") == 0)
-            unsetenv("GPK_TEST_CONV_F32");
-        else
-            setenv("GPK_TEST_CONV_F32", form, 1);
+        hook.set(std::strcmp(form, "default") == 0 ? nullptr : form);
         CK(cudaMemsetAsync(im.f_out, 0, 4 * N, s));
         const float ms = bench::median_ms(
             s, [&](int) { run(); }, reps, reps < 20 ? 1 : 3);
@@ -266,7 +262,7 @@ void f32_forms(int k, Images &im, gpk_context *gpu, cudaStream_t s, const bench:
                     ms, 8.0 * N / ms / 1e6, 100.0 * 8.0 * N / ms / 1e6 / ceil.copy_gbs,
                     differ ? "DIFFER from off" : "= off", differ);
     }
-    unsetenv("GPK_TEST_CONV_F32");
+    hook.set(nullptr);
     gpk_filter_destroy(f);
 }
 
@@ -280,24 +276,26 @@ Row separable_f32(int radius, Images &im, gpk_context *gpu, gpk_context *cpu, cu
     gpk_image df = image(GPK_F32);
     float ms = bench::median_ms(s, [&](int) { GK(gpu, gpk_convolve(gpu, &p, &df, im.f_in, &df, im.f_out)); });
     double api = api_ms([&](int) { return gpk_convolve(g_sync, &p, &df, im.f_in, &df, im.f_out); });
-    setenv("GPK_TEST_CONV_FUSED", "off", 1); // the two passes through device memory, for comparison
-    float two_pass =
-        bench::median_ms(s, [&](int) { GK(gpu, gpk_convolve(gpu, &p, &df, im.f_in, &df, im.f_out)); });
-    unsetenv("GPK_TEST_CONV_FUSED");
+    float two_pass;
+    {
+        const hooks::Hook hook("GPK_TEST_CONV_FUSED", "off"); // the two passes through device memory
+        two_pass =
+            bench::median_ms(s, [&](int) { GK(gpu, gpk_convolve(gpu, &p, &df, im.f_in, &df, im.f_out)); });
+    }
     std::printf("f32 separable radius %d: fused kernel %.3f ms, two passes %.3f ms\n", radius, ms, two_pass);
     // Each fused kernel, its result checked against the default's bit for bit.
     GK(gpu, gpk_convolve(gpu, &p, &df, im.f_in, &df, im.f_out));
     CK(cudaStreamSynchronize(s));
     const std::vector<float> default_out = to_host(im.f_out);
     for (const char *kernel : kFusedKernels) {
-        if (*kernel) setenv("GPK_TEST_CONV_FUSED_KERNEL", kernel, 1);
-        setenv("GPK_TEST_CONV_FUSED", "require", 1);
+        hooks::Hook kernel_hook("GPK_TEST_CONV_FUSED_KERNEL", *kernel ? kernel : nullptr);
+        hooks::Hook fused_hook("GPK_TEST_CONV_FUSED", "require");
         const float t =
             bench::median_ms(s, [&](int) { GK(gpu, gpk_convolve(gpu, &p, &df, im.f_in, &df, im.f_out)); });
         CK(cudaStreamSynchronize(s));
         const bool same = to_host(im.f_out) == default_out;
-        unsetenv("GPK_TEST_CONV_FUSED_KERNEL");
-        unsetenv("GPK_TEST_CONV_FUSED");
+        kernel_hook.set(nullptr);
+        fused_hook.set(nullptr);
         std::printf("f32 separable radius %d: kernel %-8s %.3f ms (%.0f GB/s)%s\n", radius,
                     fused_name(kernel), t, 8.0 * N / t / 1e6,
                     same ? "" : " RESULT DIFFERS from the default kernel");

@@ -7,6 +7,7 @@
 // (laplacian, kernels, strip, rank1, fused, fit, misaligned, beyond_device, row_limit, beyond_2_32,
 // slide).
 #include "convolve_params.hpp"
+#include "hooks.hpp"
 #include "gpu_common.hpp"
 #include "periodic_image.hpp"
 #include "samples.hpp"
@@ -503,7 +504,7 @@ void test_pair_kernel(gpu::Contexts &ctxs) {
     uint64_t seed = 15000;
     size_t cases = 0, turn = 0;
     for (const char *mode : modes) {
-        if (*mode) setenv("GPK_TEST_CONV_PAIR", mode, 1);
+        const hooks::Hook hook("GPK_TEST_CONV_PAIR", *mode ? mode : nullptr);
         for (size_t w : widths)
             for (size_t h : heights) {
                 const size_t t = turn++;
@@ -565,7 +566,6 @@ void test_pair_kernel(gpu::Contexts &ctxs) {
                     ++cases;
                 }
             }
-        unsetenv("GPK_TEST_CONV_PAIR");
     }
     // Images of more units (strips x blocks of 120 groups) than the device holds blocks at once, so that the
     // cooperative launch's blocks take several each: wide ones, and a narrow one of 2400 units (one block
@@ -661,14 +661,12 @@ void test_fused_separable(gpu::Contexts &ctxs) {
                     Block in(Memory::device, img.size()), out(Memory::device, want.size());
                     in.upload(img.data());
                     auto device_call = [&](const char *fused, const char *kernel) {
-                        if (fused) setenv("GPK_TEST_CONV_FUSED", fused, 1);
-                        if (kernel) setenv("GPK_TEST_CONV_FUSED_KERNEL", kernel, 1);
+                        const hooks::Hook fused_hook("GPK_TEST_CONV_FUSED", fused);
+                        const hooks::Hook kernel_hook("GPK_TEST_CONV_FUSED_KERNEL", kernel);
                         std::vector<unsigned char> got(want.size(), kPoison);
                         out.upload(got.data());
                         CHECK_OK(ctxs.cuda, convolve(ctxs.cuda, k, f, in.get(), out.get()));
                         out.download(got.data());
-                        unsetenv("GPK_TEST_CONV_FUSED");
-                        unsetenv("GPK_TEST_CONV_FUSED_KERNEL");
                         return got;
                     };
                     const std::vector<unsigned char> two_pass = device_call("off", nullptr);
@@ -703,15 +701,16 @@ void test_fused_fit_boundary(gpu::Contexts &ctxs) {
             Block in(Memory::device, img.size()), out(Memory::device, k.out_stride() * k.height);
             in.upload(img.data());
             auto call = [&](const char *fused, size_t limit, std::vector<unsigned char> *got) {
-                if (fused) setenv("GPK_TEST_CONV_FUSED", fused, 1);
-                if (*kernel) setenv("GPK_TEST_CONV_FUSED_KERNEL", kernel, 1);
-                if (limit) setenv("GPK_TEST_SHARED_LIMIT", std::to_string(limit).c_str(), 1);
+                hooks::Hook fused_hook("GPK_TEST_CONV_FUSED", fused);
+                hooks::Hook kernel_hook("GPK_TEST_CONV_FUSED_KERNEL", *kernel ? kernel : nullptr);
+                hooks::Hook limit_hook("GPK_TEST_SHARED_LIMIT",
+                                       limit ? std::to_string(limit).c_str() : nullptr);
                 std::vector<unsigned char> poison(k.out_stride() * k.height, kPoison);
                 out.upload(poison.data());
                 const gpk_status st = convolve(ctxs.cuda, k, f, in.get(), out.get());
-                unsetenv("GPK_TEST_CONV_FUSED");
-                unsetenv("GPK_TEST_CONV_FUSED_KERNEL");
-                unsetenv("GPK_TEST_SHARED_LIMIT");
+                fused_hook.set(nullptr);
+                kernel_hook.set(nullptr);
+                limit_hook.set(nullptr);
                 if (got) {
                     got->resize(poison.size());
                     out.download(got->data());
@@ -748,9 +747,10 @@ void test_fused_fit_boundary(gpu::Contexts &ctxs) {
     const std::vector<unsigned char> img = make_image(k, 80);
     Block in(Memory::device, img.size()), out(Memory::device, k.out_stride() * k.height);
     in.upload(img.data());
-    setenv("GPK_TEST_CONV_FUSED_KERNEL", "64x3", 1);
-    CHECK_STATUS(ctxs.cuda, convolve(ctxs.cuda, k, f, in.get(), out.get()), GPK_ERR_INVALID_ARGUMENT);
-    unsetenv("GPK_TEST_CONV_FUSED_KERNEL");
+    {
+        const hooks::Hook hook("GPK_TEST_CONV_FUSED_KERNEL", "64x3");
+        CHECK_STATUS(ctxs.cuda, convolve(ctxs.cuda, k, f, in.get(), out.get()), GPK_ERR_INVALID_ARGUMENT);
+    }
     CHECK_MSG(std::string(gpk_context_last_error(ctxs.cuda)).find("GPK_TEST_CONV_FUSED_KERNEL") !=
                   std::string::npos,
               gpk_context_last_error(ctxs.cuda));
@@ -1013,9 +1013,9 @@ void test_slide_kernel(gpu::Contexts &ctxs) {
                 seed += 2;
                 std::vector<unsigned char> want(k.out_stride() * k.height, kPoison);
                 CHECK_OK(ctxs.cpu, convolve(ctxs.cpu, k, f, img.data(), want.data()));
-                setenv("GPK_TEST_CONV_F32", "off", 1);
+                hooks::Hook hook("GPK_TEST_CONV_F32", "off");
                 const std::vector<unsigned char> tiles = cuda_output(ctxs.cuda, k, f, img, Memory::device);
-                unsetenv("GPK_TEST_CONV_F32");
+                hook.set(nullptr);
                 const std::string what = describe(k) + " in_align " + std::to_string(k.in_align);
                 compare(k, false, tiles, want, what + " (tile kernels)");
                 const std::vector<unsigned char> got = cuda_output(ctxs.cuda, k, f, img, Memory::device);
@@ -1043,9 +1043,9 @@ void test_slide_kernel(gpu::Contexts &ctxs) {
                 gpk_filter *f = make_filter(k.filter, seed);
                 std::vector<unsigned char> img = make_image(k, seed + 1);
                 seed += 2;
-                setenv("GPK_TEST_CONV_F32", "off", 1);
+                hooks::Hook hook("GPK_TEST_CONV_F32", "off");
                 const std::vector<unsigned char> tiles = cuda_output(ctxs.cuda, k, f, img, Memory::pageable);
-                unsetenv("GPK_TEST_CONV_F32");
+                hook.set(nullptr);
                 const std::vector<unsigned char> got = cuda_output(ctxs.cuda, k, f, img, Memory::pageable);
                 CHECK_MSG(got == tiles, describe(k) + " staged: differs from the tile kernels");
                 gpk_filter_destroy(f);
@@ -1061,14 +1061,15 @@ void test_slide_kernel(gpu::Contexts &ctxs) {
         std::vector<unsigned char> img = make_image(k, seed + 1), out(k.out_stride() * k.height);
         Block in(Memory::device, img.size()), dout(Memory::device, out.size());
         in.upload(img.data());
+        hooks::Hook hook("GPK_TEST_CONV_F32", nullptr);
         for (const char *bad : {"on", "2s", "1lb6"}) {
-            setenv("GPK_TEST_CONV_F32", bad, 1);
+            hook.set(bad);
             CHECK_STATUS(ctxs.cuda, convolve(ctxs.cuda, k, f, in.get(), dout.get()),
                          GPK_ERR_INVALID_ARGUMENT);
             CHECK_MSG(std::strstr(gpk_context_last_error(ctxs.cuda), "GPK_TEST_CONV_F32") != nullptr,
                       std::string("hook ") + bad + ": " + gpk_context_last_error(ctxs.cuda));
         }
-        unsetenv("GPK_TEST_CONV_F32");
+        hook.set(nullptr);
         gpk_filter_destroy(f);
     }
     std::printf("sliding-window f32 kernel: %zu cases\n", cases);

@@ -20,6 +20,7 @@
 //   filters and images suit them (byte, box, outer-product and small taps; aligned rows).
 // GPK_TEST_QUICK=1 runs every 8th case (sanitizer runs).
 #include "convolve_reference.hpp"
+#include "hooks.hpp"
 
 #ifdef GPK_SWEEP_CUDA
 #include "gpu_common.hpp"
@@ -258,11 +259,9 @@ std::string describe_setup(const Setup &s) {
     return d;
 }
 
-void set_knob(const char *name, const std::string &value) {
-    if (value.empty())
-        unsetenv(name);
-    else
-        setenv(name, value.c_str(), 1);
+// A setup's hook value: empty for none (the variable unset while the case runs).
+const char *hook_value(const std::string &value) {
+    return value.empty() ? nullptr : value.c_str();
 }
 
 // The contexts of the backend under test, made once: the CPU backend with 1 to 4 threads (0: the default),
@@ -300,12 +299,12 @@ Contexts contexts;
 // Runs the case with the setup's knobs and memory; out holds the result as the caller would see it.
 gpk_status run(const Case &k, const Setup &s, const Filter &f, const Image &in, Image &out) {
     gpk_context *ctx = contexts.get(kCuda ? 0 : s.threads);
-    set_knob("GPK_TEST_CONV_CPU_STRIP", s.cpu_strip);
-    set_knob("GPK_TEST_CPU_ISA", s.cpu_isa);
-    set_knob("GPK_TEST_CONV_PAIR", s.gpu_pair);
-    set_knob("GPK_TEST_CONV_FUSED_KERNEL", s.gpu_fused);
-    set_knob("GPK_TEST_CONV_F32", s.gpu_f32);
-    set_knob("GPK_TEST_DEVICE_MEMORY_LIMIT", s.memory_limit);
+    const hooks::Hook strip("GPK_TEST_CONV_CPU_STRIP", hook_value(s.cpu_strip));
+    const hooks::Hook isa("GPK_TEST_CPU_ISA", hook_value(s.cpu_isa));
+    const hooks::Hook pair("GPK_TEST_CONV_PAIR", hook_value(s.gpu_pair));
+    const hooks::Hook fused("GPK_TEST_CONV_FUSED_KERNEL", hook_value(s.gpu_fused));
+    const hooks::Hook f32("GPK_TEST_CONV_F32", hook_value(s.gpu_f32));
+    const hooks::Hook memory("GPK_TEST_DEVICE_MEMORY_LIMIT", hook_value(s.memory_limit));
     const gpk_convolve_params p = convolve_params(f.get(), k.border, k.norm, k.acc);
     gpk_status status;
 #ifdef GPK_SWEEP_CUDA
@@ -318,10 +317,6 @@ gpk_status run(const Case &k, const Setup &s, const Filter &f, const Image &in, 
 #else
     status = gpk_convolve(ctx, &p, &in.desc, in.bytes.data(), &out.desc, out.bytes.data());
 #endif
-    for (const char *knob :
-         {"GPK_TEST_CONV_CPU_STRIP", "GPK_TEST_CPU_ISA", "GPK_TEST_CONV_PAIR", "GPK_TEST_CONV_FUSED_KERNEL",
-          "GPK_TEST_CONV_F32", "GPK_TEST_DEVICE_MEMORY_LIMIT"})
-        unsetenv(knob);
     return status;
 }
 

@@ -3,6 +3,7 @@
 // runs first, then the ring kernel (fused.cuh) where the streaming one does not fit the device;
 // elsewhere the two passes run (separable.cu).
 #include "cuda/convolve/fused.cuh"
+#include "engine/test_hooks.hpp"
 #include "cuda/convolve/fused_launch.cuh"
 
 #include <algorithm>
@@ -12,26 +13,6 @@
 
 namespace gpk::cuda::conv {
 namespace {
-
-// The test hook GPK_TEST_CONV_FUSED (NOTES.md): "off" takes the two passes (their bits, for comparison);
-// "require" makes a filter whose fused kernels do not fit the device GPK_ERR_UNSUPPORTED instead of the two
-// passes, so that tests see which path ran.
-enum class FusedHook { on, off, require };
-FusedHook fused_hook() {
-    const char *text = std::getenv("GPK_TEST_CONV_FUSED");
-    if (text && std::strcmp(text, "off") == 0) return FusedHook::off;
-    if (text && std::strcmp(text, "require") == 0) return FusedHook::require;
-    return FusedHook::on;
-}
-
-// The test hook GPK_TEST_CONV_FUSED_KERNEL=ring (NOTES.md): the ring kernel alone, as on a device whose
-// shared memory does not hold the streaming kernel; false where unset.
-bool ring_hook() {
-    const char *text = std::getenv("GPK_TEST_CONV_FUSED_KERNEL");
-    if (!text || !*text) return false;
-    if (std::strcmp(text, "ring") == 0) return true;
-    invalid(std::string("GPK_TEST_CONV_FUSED_KERNEL is \"") + text + "\"; expected ring");
-}
 
 // The ring kernel for K taps; false (nothing launched) where its block does not fit the device (shared
 // memory, registers).
@@ -63,12 +44,16 @@ bool launch_fused_separable(DeviceContext &ctx, const PassArgs &a, cudaStream_t 
     if (a.in_dtype != GPK_F32 || a.acc != AccKind::f32 || a.shape.channels != 1 || a.out.reduce ||
         f.kw != f.kh || !fused_size(int(f.kw)))
         return false;
-    const FusedHook hook = fused_hook();
-    if (hook == FusedHook::off) return false;
+    // The test hooks GPK_TEST_CONV_FUSED (off: the two passes, for their bits; require: GPK_ERR_UNSUPPORTED
+    // where the fused kernels do not fit, so that tests see which path ran) and GPK_TEST_CONV_FUSED_KERNEL
+    // (ring: the ring kernel alone, as where the streaming one does not fit).
+    const TestHooks &hooks = test_hooks();
+    if (hooks.conv_fused == TestHooks::Fused::off) return false;
     // The streaming kernel, then the ring kernel where it does not fit the device.
-    if ((!ring_hook() && launch_stream(ctx, a, s)) || launch_ring_for(ctx, a, int(f.kw), s)) return true;
+    if ((!hooks.conv_fused_ring && launch_stream(ctx, a, s)) || launch_ring_for(ctx, a, int(f.kw), s))
+        return true;
     // One whose kernels do not fit takes the two passes, unless asked.
-    if (hook == FusedHook::require)
+    if (hooks.conv_fused == TestHooks::Fused::require)
         fail(GPK_ERR_UNSUPPORTED, "the fused separable kernel does not fit this device "
                                   "(GPK_TEST_CONV_FUSED=require)");
     return false;

@@ -1,6 +1,7 @@
 // Launches of the pair kernel (pair.cuh): both passes of min/max normalisation, in one cooperative launch
 // or two, and written sums.
 #include "cuda/convolve/pair.cuh"
+#include "engine/test_hooks.hpp"
 #include "cuda/convolve/strip_launch.cuh"
 
 #include <algorithm>
@@ -10,15 +11,6 @@
 
 namespace gpk::cuda::conv {
 namespace {
-
-// The test hook GPK_TEST_CONV_PAIR=twopass (NOTES.md): min/max of a whole device image in two launches of
-// the pair kernel, as on a device without cooperative launches; false where unset.
-bool pair_twopass_hook() {
-    const char *text = std::getenv("GPK_TEST_CONV_PAIR");
-    if (!text || !*text) return false;
-    if (std::strcmp(text, "twopass") == 0) return true;
-    invalid(std::string("GPK_TEST_CONV_PAIR is \"") + text + "\"; expected twopass");
-}
 
 // Rows a chunk of the pair kernel: 8 for the fold pass, 4 for written sums (prefetched: walk_chunks) and
 // for the min/max write pass (its divider and range held besides).
@@ -118,7 +110,8 @@ unsigned launch_pair_minmax(DeviceContext &ctx, const PassArgs &a, cudaStream_t 
     PairTaps pt;
     bool is_signed = false, cross = false;
     if (!pair_case(a, taps, is_signed, pt, cross)) return 0;
-    if (!ctx.limits().cooperative_launch || pair_twopass_hook()) return 0;
+    // Without cooperative launches (or with the test hook GPK_TEST_CONV_PAIR=twopass): two launches.
+    if (!ctx.limits().cooperative_launch || test_hooks().conv_pair_twopass) return 0;
     return cross ? launch_pair_fused<true>(ctx, a, taps, pt, kPairStripRows, s)
                  : launch_pair_fused<false>(ctx, a, taps, pt, kPairStripRows, s);
 }

@@ -3,6 +3,7 @@
 // normalisation none or sum. Elsewhere (and with GPK_TEST_CONV_F32=off) the tile kernels run (vector.cu,
 // direct.cu), with the same bits.
 #include "cuda/convolve/launch.cuh"
+#include "engine/test_hooks.hpp"
 #include "cuda/convolve/slide.cuh"
 
 #include <algorithm>
@@ -25,15 +26,6 @@ struct SlideForm {
 // at 9 x 9, which loads its halo rather than shuffling it (the faster of the two there) with registers for 6.
 template <int K> constexpr SlideForm slide_form() {
     return K == 9 ? SlideForm{1, true, 6} : K == 7 ? SlideForm{1, false, 8} : SlideForm{2, false, 8};
-}
-
-// The test hook GPK_TEST_CONV_F32=off (NOTES.md): the tile kernels (vector.cu, direct.cu) instead, as where
-// this kernel's preconditions fail, so that tests compare both on the same input; false where unset.
-bool slide_off_hook() {
-    const char *text = std::getenv("GPK_TEST_CONV_F32");
-    if (!text || !*text) return false;
-    if (std::strcmp(text, "off") == 0) return true;
-    invalid(std::string("GPK_TEST_CONV_F32 is \"") + text + "\"; expected off");
 }
 
 template <int K> unsigned launch_k(DeviceContext &ctx, const PassArgs &a, cudaStream_t s) {
@@ -71,7 +63,8 @@ unsigned launch_slide_f32(DeviceContext &ctx, const PassArgs &a, cudaStream_t s)
         a.src.row0 >= kSlideMaxIndex)
         return 0;
     // K >= 5 only: at 3 x 3 the four-outputs tile kernel (vector.cuh) is faster.
-    if (slide_off_hook() || f.kh < 5) return 0;
+    // The test hook GPK_TEST_CONV_F32=off takes the tile kernels, as where this kernel's preconditions fail.
+    if (test_hooks().conv_f32_tiles || f.kh < 5) return 0;
     switch (f.kh) {
     case 5:
         return launch_k<5>(ctx, a, s);
