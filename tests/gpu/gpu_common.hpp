@@ -3,6 +3,7 @@
 #pragma once
 
 #include "check.hpp"
+#include "cpu_context.hpp"
 #include "hooks.hpp"
 #include "gpk.h"
 
@@ -89,17 +90,7 @@ inline void require_device() {
 }
 
 inline gpk_context *make_context(gpk_backend backend, void *stream = nullptr) {
-    gpk_context_options o;
-    gpk_context_options_init(&o);
-    o.backend = backend;
-    o.stream = stream;
-    gpk_context *ctx = nullptr;
-    if (gpk_context_create(&ctx, &o) != GPK_OK) {
-        std::fprintf(stderr, "gpk_context_create(%s): %s\n", gpk_backend_name(backend),
-                     gpk_context_last_error(nullptr));
-        std::exit(1);
-    }
-    return ctx;
+    return new_context(backend, 0, stream);
 }
 
 // The contexts each case runs on: the CPU reference, CUDA on its own streams, CUDA on a caller stream.

@@ -11,6 +11,7 @@
 #include "gpu_common.hpp"
 #include "heat_resume.hpp"
 #include "heat_statistics.hpp"
+#include "pat1.hpp"
 
 #include <cuda_runtime.h>
 
@@ -121,16 +122,6 @@ private:
     double *ptr_ = nullptr;
 };
 
-gpk_context *make_context(gpk_backend backend, void *stream = nullptr) {
-    gpk_context_options o;
-    gpk_context_options_init(&o);
-    o.backend = backend;
-    o.stream = stream;
-    gpk_context *ctx = nullptr;
-    CHECK_OK(nullptr, gpk_context_create(&ctx, &o));
-    return ctx;
-}
-
 bool small() {
     const char *v = std::getenv("GPK_TEST_SMALL");
     return v && *v && std::strcmp(v, "0") != 0;
@@ -206,7 +197,8 @@ bool close(double a, double b) {
     return std::fabs(a - b) <= 1e-12 || std::fabs(a - b) <= 1e-9 * std::fabs(b);
 }
 
-bool same_report(const gpk_heat_report &a, const gpk_heat_report &b) {
+// The CUDA report against the CPU backend's, within close().
+bool close_report(const gpk_heat_report &a, const gpk_heat_report &b) {
     return a.niter == b.niter && close(a.tmin, b.tmin) && close(a.tmax, b.tmax) && close(a.tavg, b.tavg) &&
            close(a.maxdiff, b.maxdiff);
 }
@@ -221,13 +213,13 @@ void compare(const Outcome &gpu, const Outcome &cpu, const std::string &what) {
     CHECK_MSG(gpu.status == cpu.status, what + ": " + gpu.message + " vs " + cpu.message);
     CHECK_MSG(gpu.final.niter == cpu.final.niter,
               what + ": niter " + std::to_string(gpu.final.niter) + " vs " + std::to_string(cpu.final.niter));
-    CHECK_MSG(same_report(gpu.final, cpu.final), what + ": final report");
+    CHECK_MSG(close_report(gpu.final, cpu.final), what + ": final report");
     const int finals = gpu.callbacks ? 1 : 0; // a quiet run hands its final report back through `final` only
     CHECK_MSG(gpu.finals == finals,
               what + ": final report delivered " + std::to_string(gpu.finals) + " times");
     CHECK_MSG(gpu.periodic.size() == cpu.periodic.size(), what + ": periodic report count");
     for (size_t k = 0; k < std::min(gpu.periodic.size(), cpu.periodic.size()); ++k)
-        CHECK_MSG(same_report(gpu.periodic[k], cpu.periodic[k]),
+        CHECK_MSG(close_report(gpu.periodic[k], cpu.periodic[k]),
                   what + ": periodic report " + std::to_string(k));
     CHECK_MSG(gpu.progress_iters == cpu.progress_iters, what + ": progress iterations");
     for (size_t k = 0; k < std::min(gpu.progress_maxdiffs.size(), cpu.progress_maxdiffs.size()); ++k)
@@ -409,7 +401,7 @@ void test_memory_kinds(gpk_context *cpu, gpk_context *gpu) {
     }
     cudaStream_t stream = nullptr;
     CHECK(cudaStreamCreate(&stream) == cudaSuccess);
-    gpk_context *streamed = make_context(GPK_BACKEND_CUDA, stream);
+    gpk_context *streamed = gpu::make_context(GPK_BACKEND_CUDA, stream);
     Outcome got = run(streamed, p, s, Memory::device);
     CHECK_OK(streamed, gpk_context_synchronize(streamed));
     CHECK_MSG(identical(got, want), "caller stream differs");
@@ -572,40 +564,6 @@ void test_out_of_memory(gpk_context *gpu) {
 // ---------------------------------------------------------------------------------------------------
 // SPEC §1's check on the course's image.
 
-// A PGM image, ASCII (P2) or binary (P5, 8 or 16 bits), as raw pixel values.
-bool read_pgm(const std::string &path, size_t &width, size_t &height, long &maxval, std::vector<long> &px) {
-    std::ifstream in(path, std::ios::binary);
-    std::string magic;
-    auto number = [&](long &v) {
-        while ((in >> std::ws).peek() == '#') in.ignore(1 << 20, '\n');
-        return static_cast<bool>(in >> v);
-    };
-    long w = 0, h = 0;
-    if (!(in >> magic) || (magic != "P2" && magic != "P5") || !number(w) || !number(h) || !number(maxval))
-        return false;
-    width = size_t(w);
-    height = size_t(h);
-    px.resize(width * height);
-    if (magic == "P2") {
-        for (long &v : px)
-            if (!number(v)) return false;
-        return true;
-    }
-    in.get();
-    const size_t bytes = maxval > 255 ? 2 : 1;
-    std::vector<unsigned char> raw(px.size() * bytes);
-    if (!in.read(reinterpret_cast<char *>(raw.data()), std::streamsize(raw.size()))) return false;
-    for (size_t k = 0; k < px.size(); ++k)
-        px[k] = bytes == 2 ? long(raw[2 * k]) << 8 | raw[2 * k + 1] : raw[k];
-    return true;
-}
-
-std::string e6(double v) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.6e", v);
-    return buf;
-}
-
 // Returns false when the image is not there.
 bool test_pat1(gpk_context *cpu, gpk_context *gpu) {
     const char *dir = std::getenv("GPK_TEST_DATA");
@@ -729,7 +687,7 @@ void test_checkpoints(gpk_context *cpu, gpk_context *gpu) {
 int main() {
     int devices = 0;
     if (gpk_device_count(&devices) != GPK_OK || devices == 0) check::skip("no CUDA device");
-    gpk_context *cpu = make_context(GPK_BACKEND_CPU), *gpu = make_context(GPK_BACKEND_CUDA);
+    gpk_context *cpu = gpu::make_context(GPK_BACKEND_CPU), *gpu = gpu::make_context(GPK_BACKEND_CUDA);
     if (!cpu || !gpu) return check::finish("test_gpu_heat");
     // GPK_TEST_ONLY=name,name runs only the named groups (sanitizer runs split the test over processes).
     using ::gpu::wanted; // the namespace of gpu_common.hpp, not the context `gpu` above

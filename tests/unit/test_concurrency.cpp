@@ -2,6 +2,7 @@
 // every usable backend; their results must equal a sequential run bit for bit. One context shared by
 // threads that take turns (the documented rule: one thread at a time) gives the same results too.
 #include "check.hpp"
+#include "cpu_context.hpp"
 #include "gpk.h"
 
 #include <cstdint>
@@ -98,14 +99,6 @@ bool same(const Results &a, const Results &b) {
            std::memcmp(a.smooth.data(), b.smooth.data(), a.smooth.size() * sizeof(float)) == 0;
 }
 
-gpk_context *make_context(gpk_backend backend) {
-    gpk_context_options o = GPK_CONTEXT_OPTIONS_INIT;
-    o.backend = backend;
-    gpk_context *ctx = nullptr;
-    CHECK_OK(nullptr, gpk_context_create(&ctx, &o));
-    return ctx;
-}
-
 void test_backend(gpk_backend backend) {
     const int kThreads = 8;
     std::vector<Inputs> inputs;
@@ -114,7 +107,7 @@ void test_backend(gpk_backend backend) {
     // Sequential reference, each input twice on a fresh context: determinism.
     std::vector<Results> expected;
     for (int t = 0; t < kThreads; ++t) {
-        gpk_context *ctx = make_context(backend);
+        gpk_context *ctx = new_context(backend);
         if (!ctx) return;
         expected.push_back(run_all(ctx, inputs[size_t(t)]));
         Results again = run_all(ctx, inputs[size_t(t)]);
@@ -127,7 +120,7 @@ void test_backend(gpk_backend backend) {
     std::vector<std::thread> threads;
     for (int t = 0; t < kThreads; ++t)
         threads.emplace_back([&, t] {
-            gpk_context *ctx = make_context(backend);
+            gpk_context *ctx = new_context(backend);
             if (!ctx) return;
             got[size_t(t)] = run_all(ctx, inputs[size_t(t)]);
             gpk_context_destroy(ctx);
@@ -138,7 +131,7 @@ void test_backend(gpk_backend backend) {
                   std::string(gpk_backend_name(backend)) + ": thread " + std::to_string(t) + " differs");
 
     // One context shared by threads that take turns under a mutex.
-    gpk_context *shared = make_context(backend);
+    gpk_context *shared = new_context(backend);
     if (!shared) return;
     std::mutex turn;
     std::vector<Results> shared_got(kThreads);

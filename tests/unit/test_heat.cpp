@@ -6,6 +6,7 @@
 #include "cpu_context.hpp"
 #include "cpu_isa.hpp"
 #include "heat_resume.hpp"
+#include "pat1.hpp"
 #include "heat_statistics.hpp"
 #include "gpk.h"
 
@@ -163,7 +164,8 @@ bool close_rel(double a, double b, double rel = 1e-12) {
     return a == b || std::fabs(a - b) <= rel * std::max(std::fabs(a), std::fabs(b));
 }
 
-bool same_report(const gpk_heat_report &got, const Report &want) {
+// A report as the reference run made it, within 1e-12 relative (the reference sums in another order).
+bool matches(const gpk_heat_report &got, const Report &want) {
     return got.niter == want.niter && close_rel(got.tmin, want.tmin) && close_rel(got.tmax, want.tmax) &&
            close_rel(got.maxdiff, want.maxdiff) && close_rel(got.tavg, want.tavg);
 }
@@ -191,14 +193,14 @@ void check_against_reference(gpk_context *ctx, const std::vector<double> &t, con
     CHECK_MSG(got.status == GPK_OK, what + ": " + got.message);
     CHECK_MSG(got.final.niter == ref.niter,
               what + ": niter " + std::to_string(got.final.niter) + " vs " + std::to_string(ref.niter));
-    CHECK_MSG(same_report(got.final, ref.final), what + ": final report");
-    CHECK_MSG(got.seen.finals.size() == 1 && same_report(got.seen.finals[0], ref.final),
+    CHECK_MSG(matches(got.final, ref.final), what + ": final report");
+    CHECK_MSG(got.seen.finals.size() == 1 && matches(got.seen.finals[0], ref.final),
               what + ": final callback");
     CHECK_MSG(got.seen.periodic.size() == ref.periodic.size(),
               what + ": " + std::to_string(got.seen.periodic.size()) + " periodic reports vs " +
                   std::to_string(ref.periodic.size()));
     for (size_t k = 0; k < std::min(got.seen.periodic.size(), ref.periodic.size()); ++k)
-        CHECK_MSG(same_report(got.seen.periodic[k], ref.periodic[k]),
+        CHECK_MSG(matches(got.seen.periodic[k], ref.periodic[k]),
                   what + ": periodic report " + std::to_string(k));
     CHECK_MSG(same_grid(got.grid, ref.grid), what + ": final grid");
 }
@@ -248,55 +250,11 @@ void test_random_grids(gpk_context *ctx) {
 
 // The pat1 check of SPEC §1, from the course's image, with the published values.
 
-// Reads a P2 or P5 PGM: its size, maxval and raw pixel values.
-bool read_pgm(const std::string &path, size_t &width, size_t &height, long &maxval,
-              std::vector<long> &values) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return false;
-    std::string magic;
-    in >> magic;
-    auto next_number = [&](long &out) {
-        for (;;) {
-            in >> std::ws;
-            if (in.peek() != '#') break;
-            std::string comment;
-            std::getline(in, comment);
-        }
-        return static_cast<bool>(in >> out);
-    };
-    long w, h;
-    if ((magic != "P2" && magic != "P5") || !next_number(w) || !next_number(h) || !next_number(maxval))
-        return false;
-    if (w <= 0 || h <= 0 || maxval <= 0 || maxval > 65535) return false;
-    width = size_t(w);
-    height = size_t(h);
-    values.resize(width * height);
-    if (magic == "P2") {
-        for (long &v : values)
-            if (!next_number(v) || v < 0 || v > maxval) return false;
-    } else {
-        in.get(); // the single whitespace after maxval
-        size_t bytes = maxval > 255 ? 2 : 1;
-        std::vector<unsigned char> raw(values.size() * bytes);
-        if (!in.read(reinterpret_cast<char *>(raw.data()), std::streamsize(raw.size()))) return false;
-        for (size_t k = 0; k < values.size(); ++k) {
-            values[k] = bytes == 2 ? (long(raw[2 * k]) << 8 | raw[2 * k + 1]) : raw[k];
-        }
-    }
-    return true;
-}
-
 // Maps pixel values to [lo, hi] the way the heat command does: lo + v*(hi-lo)/maxval.
 std::vector<double> scaled(const std::vector<long> &pixels, long maxval, double lo, double hi) {
     std::vector<double> out(pixels.size());
     for (size_t k = 0; k < out.size(); ++k) out[k] = lo + double(pixels[k]) * (hi - lo) / double(maxval);
     return out;
-}
-
-std::string e6(double v) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.6e", v);
-    return buf;
 }
 
 // Returns false when the data folder is absent.
@@ -332,7 +290,7 @@ void test_thread_counts() {
     std::mt19937_64 rng(7);
     const size_t n = 301, m = 409; // above the single-thread limit: bands and several-iteration passes
     auto t = random_values(n * m, -100, 100, rng), c = random_values(n * m, 0, 1, rng);
-    gpk_context *one = make_context(1), *two = make_context(2), *three = make_context(3);
+    gpk_context *one = cpu_context(1), *two = cpu_context(2), *three = cpu_context(3);
     GpkRun a = gpk_heat(one, t, c, n, m, 30, 0.0, 4);
     GpkRun b = gpk_heat(two, t, c, n, m, 30, 0.0, 4);
     GpkRun d = gpk_heat(three, t, c, n, m, 30, 0.0, 4);
@@ -381,8 +339,8 @@ void test_progress_and_cancel(gpk_context *ctx, size_t n, size_t m) {
                   a.message.find("iteration 7") != std::string::npos,
               a.message);
     CHECK_EQ(a.final.niter, size_t(7));
-    CHECK(same_report(a.final, ref7.final));
-    CHECK(a.seen.finals.size() == 1 && same_report(a.seen.finals[0], ref7.final));
+    CHECK(matches(a.final, ref7.final));
+    CHECK(a.seen.finals.size() == 1 && matches(a.seen.finals[0], ref7.final));
     CHECK(same_grid(a.grid, ref7.grid));
     CHECK_EQ(a.seen.progress_iters.size(), size_t(7));
 
@@ -396,7 +354,7 @@ void test_progress_and_cancel(gpk_context *ctx, size_t n, size_t m) {
                   b.message.find("iteration 10") != std::string::npos,
               b.message);
     CHECK_EQ(b.seen.periodic.size(), size_t(2));
-    CHECK(same_report(b.final, ref10.final));
+    CHECK(matches(b.final, ref10.final));
     CHECK(b.seen.finals.size() == 1);
     CHECK(same_grid(b.grid, ref10.grid));
 
@@ -459,7 +417,7 @@ void test_invalid_data(gpk_context *ctx) {
 void test_invalid_data_in_bands() {
     const size_t n = 300, m = 257; // three bands with three threads
     std::vector<double> t(n * m, 10.0), c(n * m, 0.5);
-    gpk_context *ctx = make_context(3);
+    gpk_context *ctx = cpu_context(3);
     struct Case {
         size_t temperature[2], conductivity[2]; // indices made bad (n * m: none)
         bool want_temperature;
@@ -508,7 +466,7 @@ template <class F> void for_each_band_shape(unsigned seed, F &&body) {
 // Without tfinal the reports must not change, on one band and on several, for every pass length that
 // ends a run (the CPU backend writes tfinal from its last pass, or copies it when a run stops elsewhere).
 void test_without_tfinal() {
-    gpk_context *ctx = make_context(2);
+    gpk_context *ctx = cpu_context(2);
     for_each_band_shape(
         99, [&](size_t n, size_t m, const std::vector<double> &t, const std::vector<double> &c) {
             for (size_t maxiter : {1, 3, 4, 5, 11}) {
@@ -520,7 +478,7 @@ void test_without_tfinal() {
                 p.maxiter = maxiter;
                 gpk_heat_report r{};
                 CHECK_OK(ctx, gpk_heat_run(ctx, &p, t.data(), c.data(), nullptr, &r));
-                CHECK_MSG(same_report(r, ref.final), label(n, m, maxiter, 0, 0) + ": report without tfinal");
+                CHECK_MSG(matches(r, ref.final), label(n, m, maxiter, 0, 0) + ": report without tfinal");
             }
         });
     gpk_context_destroy(ctx);
@@ -531,7 +489,7 @@ void test_without_tfinal() {
 // and on several, for runs of one pass, whole passes and shorter last passes, stopped by convergence inside a
 // pass or at maxiter, and cancelled by the progress callback inside a pass.
 void test_without_report() {
-    gpk_context *ctx = make_context(2);
+    gpk_context *ctx = cpu_context(2);
     for_each_band_shape(
         123, [&](size_t n, size_t m, const std::vector<double> &t, const std::vector<double> &c) {
             RefRun free_run = reference_heat(t, c, n, m, 20, 0.0, 0);
@@ -645,7 +603,7 @@ void test_out_of_memory(gpk_context *ctx) {
 // converge inside a pass and on a checkpoint iteration; resumed runs end bit for bit as the whole run.
 void test_checkpoints() {
     std::mt19937_64 rng(99);
-    gpk_context *one = make_context(1), *two = make_context(2);
+    gpk_context *one = cpu_context(1), *two = cpu_context(2);
     const size_t shapes[][2] = {{1, 5}, {7, 13}, {301, 409}};
     for (auto shape : shapes) {
         const size_t n = shape[0], m = shape[1];
@@ -671,7 +629,7 @@ void test_checkpoints() {
 } // namespace
 
 int main() {
-    gpk_context *ctx = make_context(0);
+    gpk_context *ctx = cpu_context(0);
     for_each_cpu_isa([&](const std::string &) { // every variant of the row kernel
         test_random_grids(ctx);
         test_thread_counts();

@@ -293,7 +293,7 @@ void test_sparse_outliers(gpk_context *ctx) {
 
 void test_thread_counts() {
     std::mt19937_64 rng(77);
-    gpk_context *ctxs[] = {make_context(1), make_context(2), make_context(3)};
+    gpk_context *ctxs[] = {cpu_context(1), cpu_context(2), cpu_context(3)};
     for (gpk_dtype t : {GPK_U8, GPK_U16, GPK_U32, GPK_F32}) {
         Layout l{t, 2003, 301, 2, 2003 * 2 * sample_size(t) + 8, 200, -5, 250, 0};
         std::vector<unsigned char> data = make_data(l, rng);
@@ -319,7 +319,7 @@ void test_u8_planes() {
     const char *saved = std::getenv("GPK_TEST_CPU_ISA");
     const std::string kept = saved ? saved : "";
     hooks::Hook hook("GPK_TEST_CPU_ISA", saved);
-    gpk_context *ctxs[] = {make_context(0), make_context(1), make_context(2)};
+    gpk_context *ctxs[] = {cpu_context(0), cpu_context(1), cpu_context(2)};
     const size_t widths[] = {1, 63, 511, 512, 513, 1023, 8191, 8192, 8193, 8192 * 2 + 512 * 3 + 7, 70001};
     for (const char *isa : {"", "avx2"}) {
         hook.set(*isa ? isa : saved ? kept.c_str() : nullptr);
@@ -364,7 +364,7 @@ void test_beyond_2_32(gpk_context *all) {
     }
     std::memset(data, 7, total - tail);
     std::memset(data + total - tail, 9, tail);
-    gpk_context *one = make_context(1);
+    gpk_context *one = cpu_context(1);
     const Layout layouts[] = {{GPK_U8, width, height, 1, width, 16, 0, 16, 0},
                               {GPK_U8, total, 1, 1, total, 16, 0, 16, 0}};
     for (const Layout &l : layouts)
@@ -416,7 +416,7 @@ void test_out_of_memory(gpk_context *ctx) {
 } // namespace
 
 int main() {
-    gpk_context *ctx = make_context(0);
+    gpk_context *ctx = cpu_context(0);
     test_layouts(ctx);
     test_saturation(ctx);
     test_all_equal(ctx);
