@@ -16,9 +16,9 @@ template <class Body> void for_each_cpu_isa(Body &&body) {
         return;
     }
     hooks::Hook hook("GPK_TEST_CPU_ISA", nullptr);
-    for (const char *isa : {"avx512", "avx2", "baseline"}) {
+    for (const std::string isa : {"avx512", "avx2", "baseline"}) {
         hook.set(isa);
-        std::printf("GPK_TEST_CPU_ISA=%s\n", isa);
-        body(std::string(isa));
+        std::printf("GPK_TEST_CPU_ISA=%s\n", isa.c_str());
+        body(isa);
     }
 }
