@@ -518,14 +518,12 @@ GPK_API gpk_status gpk_filter_get_taps(double *taps, size_t capacity, const gpk_
 GPK_API gpk_status gpk_image_init_sized(gpk_image *image, size_t struct_size, gpk_dtype dtype, size_t width,
                                         size_t height, unsigned channels) {
     return guarded(t_last_error, [&] {
-        require(image, "image");
-        gpk::abi::check_size<gpk_image>(struct_size, "struct_size");
         gpk_image v = gpk::abi::Layout<gpk_image>::defaults();
         v.dtype = dtype;
         v.width = width;
         v.height = height;
         v.channels = channels;
-        gpk::abi::write(image, v, struct_size);
+        gpk::abi::init(image, struct_size, "image", v);
     });
 }
 

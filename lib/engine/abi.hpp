@@ -104,11 +104,12 @@ template <class S> void write(S *caller, S value, size_t size) {
     std::memcpy(static_cast<void *>(caller), &value, size);
 }
 
-// The defaults, written into a caller's struct of `size` bytes (what the init functions do).
-template <class S> void init(S *caller, size_t size, const char *name) {
+// `value` (the defaults unless given), written into a caller's struct of `size` bytes, the size checked first
+// (what the init functions do).
+template <class S> void init(S *caller, size_t size, const char *name, S value = Layout<S>::defaults()) {
     require(caller, name);
     check_size<S>(size, "struct_size");
-    write(caller, Layout<S>::defaults(), size);
+    write(caller, value, size);
 }
 
 } // namespace gpk::abi
