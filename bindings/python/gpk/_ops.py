@@ -484,6 +484,8 @@ def _heat_input(obj, what, shape, run_stream):
         raise InvalidArgumentError(f"gpk.heat: {what} has shape {buf.shape}; expected (rows, cols)")
     if shape is not None and buf.shape != tuple(shape):
         raise InvalidArgumentError(f"gpk.heat: {what} has shape {buf.shape}; tinit has {tuple(shape)}")
+    if buf.size == 0:
+        raise InvalidArgumentError(f"gpk.heat: {what} has shape {buf.shape}; it needs a row and a column at least")
     if buf.dtype != np.float64 or buf.strides != _arrays.c_strides(buf.shape, 8):
         raise InvalidArgumentError(f"gpk.heat: {what} is a {buf.dtype.name} device array with strides "
                                    f"{buf.strides}; gpk takes C-contiguous float64 device arrays")
@@ -579,7 +581,8 @@ def heat_buffers(tinit, conductivity, out, run_stream):
 
 
 def heat_check_out(dst, shape):
-    if dst.shape != shape or dst.dtype != np.float64 or dst.strides != _arrays.c_strides(dst.shape, 8):
+    if (dst.shape != shape or dst.dtype != np.float64
+            or (dst.size and dst.strides != _arrays.c_strides(dst.shape, 8))):
         raise InvalidArgumentError(f"gpk.heat: out ({dst.dtype.name}, shape {dst.shape}, strides {dst.strides}) "
                                    f"is not a C-contiguous float64 array of shape {shape}")
     if dst.readonly:

@@ -256,9 +256,9 @@ def _from_host(host, like, out):
 # ---------------------------------------------------------------------------------------------------
 
 def default_block(comm, rows):
-    """This rank's default block of `rows` rows: ``(row_begin, row_count)``, rows ``rows * rank // size``
-    up to ``rows * (rank + 1) // size`` of ``comm`` (gpk_mpi_default_block). Not collective. Ranks beyond
-    the rows get a count of 0, which the operations refuse.
+    """This rank's default block of `rows` rows: ``(row_begin, row_count)`` (gpk_mpi_default_block): the
+    rows split as evenly as they go over the ranks of ``comm`` in rank order, the first ``rows % size``
+    ranks a row more. Not collective. Ranks beyond the rows get a count of 0, which the operations refuse.
 
         >>> begin, count = gpk.mpi.default_block(comm, len(grid)); block = grid[begin:begin + count]
     """
@@ -447,7 +447,8 @@ def convolve(comm, img, filter, border="clamp", normalize=None, out_dtype=None, 
         src, host_out, dst = _ops.convolve_buffers(host_img, None if staged else out, odt, None)
         if staged:
             _ops._check_out(src, device_out, dst.dtype)
-        src, c_in, c_out = _ops.convolve_images(src, dst)
+        # An empty block is refused with the others' blocks in view (_blocks), on every rank.
+        src, c_in, c_out = _ops.convolve_images(src, dst) if src.size else (src, None, None)
         p = _ops.convolve_params(flt, border_v, normalize_v, accumulate_v)
         fields = {"height": given_height, "img's width": src.shape[1] if len(src.shape) > 1 else None,
                   "img's channels": src.shape[2] if len(src.shape) == 3 else 1, "img's dtype": src.dtype.name,
