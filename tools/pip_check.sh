@@ -13,26 +13,31 @@
 # Environment: PYTHON (default /usr/bin/python3), WORK (default build-pip in the checkout: environments,
 # build folder, wheel), SETUP_ARG (one Meson setup argument for the build, e.g. -Dcuda=disabled),
 # EXTRA_SITE (a site-packages folder both environments also search, e.g. a venv's with CuPy and PyTorch),
-# PYTEST_ARGS (default: the whole suite; e.g. bindings/python/tests/test_gpu.py, relative to the checkout).
+# PYTEST_ARGS (default: the whole suite; e.g. bindings/python/tests/test_gpu.py, relative to the checkout),
+# BACKEND_PATH (a folder with meson-python, on PYTHONPATH for the build commands alone).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 PYTHON=${PYTHON:-/usr/bin/python3}
 WORK=${WORK:-$ROOT/build-pip}
 SETUP_ARG=${SETUP_ARG:-}
+BACKEND_PATH=${BACKEND_PATH:-}
 EXTRA_SITE=${EXTRA_SITE:-}
 read -r -a TESTS <<<"${PYTEST_ARGS:-bindings/python/tests}"
 TESTS=("${TESTS[@]/#bindings/$ROOT/bindings}")
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl_vader_single_copy_mechanism=none
 export PYTHONDONTWRITEBYTECODE=1
 unset GPK_LIBRARY GPK_MPI_LIBRARY PYTHONPATH
-rm -rf "$WORK/venv-pip" "$WORK/venv-wheel" "$WORK/dist" "$WORK/other"
+# A fresh build folder, and no native file of an earlier run: meson-python 0.12 reconfigures (and fails on a
+# folder that does not exist yet) when the file it would write is already there.
+rm -rf "$WORK/meson" "$WORK/venv-pip" "$WORK/venv-wheel" "$WORK/dist" "$WORK/other" \
+    "$ROOT/.mesonpy-native-file.ini"
 mkdir -p "$WORK"
 version=$(sed -n "s/^  version: '\(.*\)',$/\1/p" "$ROOT/meson.build" | head -n 1)
-settings=(--config-settings=builddir="$WORK/build")
+settings=(--config-settings=builddir="$WORK/meson")
 [ -n "$SETUP_ARG" ] && settings+=(--config-settings=setup-args="$SETUP_ARG")
 
-venv() { # venv DIR: a fresh environment that also searches EXTRA_SITE
-    "$PYTHON" -m venv --system-site-packages "$1"
+venv() { # venv DIR: a fresh environment that also searches EXTRA_SITE (without pip where ensurepip is absent)
+    "$PYTHON" -m venv --system-site-packages "$1" || "$PYTHON" -m venv --system-site-packages --without-pip "$1"
     if [ -n "$EXTRA_SITE" ]; then
         "$1/bin/python" -c 'import site; print(site.getsitepackages()[0])' | {
             read -r site && echo "$EXTRA_SITE" >"$site/extra-site.pth"
@@ -40,9 +45,16 @@ venv() { # venv DIR: a fresh environment that also searches EXTRA_SITE
     fi
 }
 
+pip_in() { # pip_in DIR ARGS...: DIR's pip, else PYTHON's pip acting on DIR's interpreter (pip >= 22.3)
+    local dir=$1
+    shift
+    if [ -x "$dir/bin/pip" ]; then "$dir/bin/pip" "$@"; else "$PYTHON" -m pip --python "$dir/bin/python" "$@"; fi
+}
+
 echo "== pip install --no-build-isolation $ROOT (gpk $version)"
 venv "$WORK/venv-pip"
-"$WORK/venv-pip/bin/pip" install --no-build-isolation --no-cache-dir --no-deps "${settings[@]}" "$ROOT"
+PYTHONPATH=$BACKEND_PATH pip_in "$WORK/venv-pip" install --no-build-isolation --no-cache-dir --no-deps \
+    "${settings[@]}" "$ROOT"
 cd "$WORK" # not the checkout: `import gpk` must find the installed package
 GPK_TEST_PACKAGE_UNDER="$WORK/venv-pip" "$WORK/venv-pip/bin/python" -m pytest -q -p no:cacheprovider -rs \
     "${TESTS[@]}"
@@ -53,16 +65,17 @@ if "$WORK/venv-pip/bin/python" -c "import mpi4py" 2>/dev/null && command -v mpir
 fi
 
 echo "== wheel"
-if "$PYTHON" -c "import build" 2>/dev/null; then
-    "$PYTHON" -m build --wheel --no-isolation --outdir "$WORK/dist" "${settings[@]/#--config-settings=/-C}" "$ROOT"
+if PYTHONPATH=$BACKEND_PATH "$PYTHON" -c "import build" 2>/dev/null; then
+    PYTHONPATH=$BACKEND_PATH "$PYTHON" -m build --wheel --no-isolation --outdir "$WORK/dist" \
+        "${settings[@]/#--config-settings=/-C}" "$ROOT"
 else
-    "$WORK/venv-pip/bin/pip" wheel --no-build-isolation --no-cache-dir --no-deps -w "$WORK/dist" "${settings[@]}" \
-        "$ROOT"
+    PYTHONPATH=$BACKEND_PATH pip_in "$WORK/venv-pip" wheel --no-build-isolation --no-cache-dir --no-deps \
+        -w "$WORK/dist" "${settings[@]}" "$ROOT"
 fi
 wheel=$(ls "$WORK"/dist/gpk-"$version"-*.whl)
 venv "$WORK/venv-wheel"
-"$WORK/venv-wheel/bin/pip" install --no-index --no-deps "$wheel"
-"$WORK/venv-wheel/bin/python" - "$wheel" "$ROOT" "$WORK/build" "$version" <<'EOF'
+pip_in "$WORK/venv-wheel" install --no-index --no-deps "$wheel"
+"$WORK/venv-wheel/bin/python" - "$wheel" "$ROOT" "$WORK/meson" "$version" <<'EOF'
 import ctypes, importlib.metadata, importlib.util, os, shutil, subprocess, sys, zipfile
 wheel, root, build, version = sys.argv[1:5]
 with zipfile.ZipFile(wheel) as z:
