@@ -30,7 +30,6 @@ mpi4py is imported by the caller, not by this module (importing ``mpi4py.MPI`` i
 libgpk_mpi is loaded from the package's copy on first use (``GPK_MPI_LIBRARY`` overrides it).
 """
 import ctypes
-import os
 import sys
 from ctypes import POINTER, byref, c_int, c_size_t, c_void_p
 
@@ -41,10 +40,11 @@ from ._arrays import device_of, library_of
 from ._context import Context, resolve
 from ._errors import Error, InvalidArgumentError, error_for
 
-ALL_RANKS = -1  # GPK_MPI_ALL_RANKS
-_DEVICE_BY_RANK = -1  # GPK_MPI_DEVICE_BY_RANK
+_ALL_RANKS = -1  # GPK_MPI_ALL_RANKS
 
-_mpi = None  # (ctypes library, the MPI_Comm ctypes type), once loaded
+__all__ = ["heat", "histogram", "convolve", "default_block", "context"]
+
+_mpi = None  # (libgpk_mpi as a ctypes library, its path), once loaded
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -384,7 +384,7 @@ def histogram(comm, a, bins=256, range=(0, 256), saturate=0, *, root=None, chann
         return (bins_v, lower, upper, sat, data, axis, ctx), fields, None
 
     (bins_v, lower, upper, sat, data, axis, ctx), _, _ = _collective(comm, what, prepare)
-    target = ALL_RANKS if root is None else root
+    target = _ALL_RANKS if root is None else root
     receives = root is None or root == comm.Get_rank()
     with ctx._call() as ctx_handle:
 
