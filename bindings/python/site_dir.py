@@ -1,6 +1,6 @@
-"""Prints where `meson install` puts the gpk package, and the path of libgpk relative to it.
+"""Prints where `meson install` puts the gpk package, then the path of each library relative to it.
 
-Arguments: prefix, meson's choice of directory, the installed library's absolute path. Debian's Python
+Arguments: prefix, meson's choice of directory, the installed libraries' absolute paths. Debian's Python
 searches <prefix>/lib/python3.X/dist-packages under /usr/local, where Meson 1.0 picks
 <prefix>/lib/python3/dist-packages; the directory under the prefix that this interpreter searches is taken
 when there is one (outside virtual environments), else Meson's choice.
@@ -8,7 +8,7 @@ when there is one (outside virtual environments), else Meson's choice.
 import os
 import sys
 
-prefix, meson_choice, library = (os.path.normpath(a) for a in sys.argv[1:4])
+prefix, meson_choice, *libraries = (os.path.normpath(a) for a in sys.argv[1:])
 chosen = meson_choice
 if sys.prefix == sys.base_prefix:
     for entry in sys.path:
@@ -19,4 +19,5 @@ if sys.prefix == sys.base_prefix:
             chosen = entry
             break
 print(chosen)
-print(os.path.relpath(library, os.path.join(chosen, "gpk")))
+for library in libraries:
+    print(os.path.relpath(library, os.path.join(chosen, "gpk")))

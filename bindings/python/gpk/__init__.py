@@ -12,8 +12,9 @@ Every function runs on a `gpk.Context` (the GPU when one is usable, else every C
 one per status of the C library, carrying its message. Calls release the GIL.
 
 The package calls the shared library libgpk through ctypes. It loads the library named by the environment
-variable GPK_LIBRARY if set, else the one installed beside the package by ``meson install``, else
-``libgpk.so.0`` from the loader's search path.
+variable GPK_LIBRARY if set, else its own copy (inside the package when pip installed it, in the prefix after
+``meson install``), else ``libgpk.so.0`` from the loader's search path. `gpk.mpi` (with mpi4py) runs the
+operations over MPI ranks.
 """
 from . import _lib
 from ._context import Context, current_context

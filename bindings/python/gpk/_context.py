@@ -56,6 +56,12 @@ class Context:
     """
 
     def __init__(self, backend="auto", device=0, stream=None, threads=0):
+        self._handle = None
+        self._create(_lib.lib.gpk_context_create, *self._options(backend, device, stream, threads))
+
+    @staticmethod
+    def _options(backend, device, stream, threads):
+        """(ContextOptions_C, stream owner) of the arguments, checked."""
         if backend not in BACKENDS:
             raise InvalidArgumentError(f"backend is {backend!r}; expected 'auto', 'cpu' or 'cuda'")
         try:
@@ -65,17 +71,22 @@ class Context:
         if not 0 <= device < 2**31 or not 0 <= threads < 2**32:
             raise InvalidArgumentError(f"device is {device}, threads {threads}; both must be >= 0")
         handle_value, owner = _stream_handle(stream)
-        self._handle = None
         opts = _lib.new_params(_lib.ContextOptions_C, "gpk_context_options_init")
         opts.backend = BACKENDS[backend]
         opts.device = device
         opts.stream = handle_value
         opts.threads = threads
+        return opts, owner
+
+    def _create(self, create, opts, owner):
+        """Makes the library context with `create(byref(handle), byref(opts))` (gpk_context_create, or
+        gpk_mpi_context_create for gpk.mpi.context)."""
         handle = c_void_p()
-        _lib.check(_lib.lib.gpk_context_create(byref(handle), byref(opts)), None)
+        _lib.check(create(byref(handle), byref(opts)), None)
         self._handle = handle.value
         self._backend = _BACKEND_NAMES.get(_lib.lib.gpk_context_backend(self._handle), "unknown")
-        self._device, self._threads = device, threads
+        self._device, self._threads = opts.device, opts.threads
+        handle_value = opts.stream or None
         self._stream, self._stream_keep = handle_value, owner  # the stream asked for (None: none)
         self._set, self._set_keep = handle_value, owner  # the stream the library context holds now
         self._lock = threading.Lock()

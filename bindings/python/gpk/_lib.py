@@ -10,30 +10,36 @@ from ctypes import (CFUNCTYPE, POINTER, Structure, byref, c_char, c_char_p, c_do
 from ._errors import ERRORS, error_for
 
 SONAME = "libgpk.so.0"
+MPI_SONAME = "libgpk_mpi.so.0"
 ABI_MAJOR = 0  # the gpk major version this package speaks
 
 
-def _candidates():
-    """Library paths to try, in order: $GPK_LIBRARY alone when set, else the installed copy, else the loader."""
-    explicit = os.environ.get("GPK_LIBRARY")
+def candidates(variable, key, soname):
+    """Library paths to try, in order: $variable alone when set, else the package's own copy (a wheel's, or
+    where `meson install` put it relative to the package), else the installed path, else the loader's name."""
+    explicit = os.environ.get(variable)
     if explicit:
         return [explicit]
     found = []
     try:
-        from . import _install  # written by `meson install`
+        from . import _install  # written by Meson for installs and wheels
     except ImportError:
         _install = None
     if _install is not None:
         here = os.path.dirname(os.path.abspath(__file__))
-        found.append(os.path.normpath(os.path.join(here, _install.LIBRARY_FROM_PACKAGE)))
-        found.append(_install.LIBRARY)
-    found.append(SONAME)  # LD_LIBRARY_PATH, the loader cache
+        relative, absolute = getattr(_install, key + "_FROM_PACKAGE", ""), getattr(_install, key, "")
+        if relative:
+            found.append(os.path.normpath(os.path.join(here, relative)))
+        if absolute:
+            found.append(absolute)
+    found.append(soname)  # LD_LIBRARY_PATH, the loader cache
     return found
 
 
-def _load():
+def load(paths, what, variable):
+    """(ctypes.CDLL, path) of the first of `paths` that loads; ImportError naming every failure."""
     errors = []
-    for path in _candidates():
+    for path in paths:
         if os.sep in path and not os.path.exists(path):
             errors.append(f"{path}: no such file")
             continue
@@ -41,7 +47,11 @@ def _load():
             return ctypes.CDLL(path), path
         except OSError as e:
             errors.append(str(e))
-    raise ImportError("gpk: cannot load libgpk (set GPK_LIBRARY to the path of libgpk.so): " + "; ".join(errors))
+    raise ImportError(f"gpk: cannot load {what} (set {variable} to the path of {what}.so): " + "; ".join(errors))
+
+
+def _load():
+    return load(candidates("GPK_LIBRARY", "LIBRARY", SONAME), "libgpk", "GPK_LIBRARY")
 
 
 lib, path = _load()

@@ -114,41 +114,18 @@ def histogram(a, bins=256, range=(0, 256), saturate=0, *, channel_axis=None, ret
     uncounted : int or numpy.ndarray of uint64
         Only with ``return_uncounted=True``: an int, or per channel with `channel_axis`.
     """
-    bins = _integer(bins, "bins", 1, 2**40)
-    try:
-        lower, upper = range
-    except (TypeError, ValueError):
-        raise InvalidArgumentError(f"range is {range!r}; expected (lower, upper)") from None
-    lower, upper = _real(lower, "range[0]"), _real(upper, "range[1]")
-    saturate = _integer(saturate, "saturate", 0, SIZE_MAX)
-    if channel_axis is not None and device_of(a) is None:
-        a = np.asarray(a)  # a NumPy view with the channels last (copied later only if it must be)
-        if a.ndim == 0:
-            raise InvalidArgumentError("gpk.histogram: a is a scalar; channel_axis needs an array")
-        a = np.moveaxis(a, _integer(channel_axis, "channel_axis", -a.ndim, a.ndim - 1), -1)
-        channel_axis = -1
+    bins, lower, upper, saturate = histogram_args(bins, range, saturate)
+    a, channel_axis = histogram_input(a, channel_axis)
     ctx = resolve(context, [device_of(a)])
     with ctx._call() as handle:
         run_stream, keep = _begin(ctx, [a])
-        buf = adapt(a, "gpk.histogram: a", _stream_arg(run_stream))
-        _arrays.check_dtype(buf, "gpk.histogram: a", GPK_DTYPES)
-        channels = _move_channels_last(buf, channel_axis)
+        buf, channels = histogram_buffer(a, channel_axis, run_stream)
         counts = _arrays.empty_host((channels, bins), np.uint64, "histogram")
         uncounted = np.zeros(channels, np.uint64)
         if buf.size == 0:
             counts[...] = 0
         else:
-            layout = _histogram_layout(buf, channel_axis, channels)
-            if layout is None:
-                buf = _arrays.contiguous_copy(buf, "gpk.histogram: a", "samples are not in rows of contiguous "
-                                              "pixels")
-                if channel_axis is not None:
-                    _move_channels_last(buf, channel_axis)
-                layout = _histogram_layout(buf, channel_axis, channels)
-            height, width, stride = layout
-            p = _lib.new_params(_lib.HistogramParams_C, "gpk_histogram_params_init")
-            p.dtype, p.width, p.height, p.channels, p.stride = GPK_DTYPES[buf.dtype], width, height, channels, stride
-            p.bins, p.lower, p.upper, p.saturate = bins, lower, upper, saturate
+            buf, p = histogram_params(buf, channel_axis, channels, bins, lower, upper, saturate)
             with _device_call(ctx, handle, run_stream, keep, [buf]):
                 _lib.traced("histogram", data=buf.ptr, stream=ctx._set)
                 status = _lib.lib.gpk_histogram(handle, byref(p), buf.ptr, counts.ctypes.data,
@@ -157,6 +134,49 @@ def histogram(a, bins=256, range=(0, 256), saturate=0, *, channel_axis=None, ret
     if channel_axis is None:
         counts, uncounted = counts[0], int(uncounted[0])
     return (counts, uncounted) if return_uncounted else counts
+
+
+def histogram_args(bins, range, saturate):
+    """(bins, lower, upper, saturate) checked."""
+    bins = _integer(bins, "bins", 1, 2**40)
+    try:
+        lower, upper = range
+    except (TypeError, ValueError):
+        raise InvalidArgumentError(f"range is {range!r}; expected (lower, upper)") from None
+    return bins, _real(lower, "range[0]"), _real(upper, "range[1]"), _integer(saturate, "saturate", 0, SIZE_MAX)
+
+
+def histogram_input(a, channel_axis):
+    """(a, channel_axis) with a NumPy input's channels moved last (a view), before the context is chosen."""
+    if channel_axis is not None and device_of(a) is None:
+        a = np.asarray(a)  # a NumPy view with the channels last (copied later only if it must be)
+        if a.ndim == 0:
+            raise InvalidArgumentError("gpk.histogram: a is a scalar; channel_axis needs an array")
+        a = np.moveaxis(a, _integer(channel_axis, "channel_axis", -a.ndim, a.ndim - 1), -1)
+        channel_axis = -1
+    return a, channel_axis
+
+
+def histogram_buffer(a, channel_axis, run_stream):
+    """(Buffer of the samples with the channels last, channel count)."""
+    buf = adapt(a, "gpk.histogram: a", _stream_arg(run_stream))
+    _arrays.check_dtype(buf, "gpk.histogram: a", GPK_DTYPES)
+    return buf, _move_channels_last(buf, channel_axis)
+
+
+def histogram_params(buf, channel_axis, channels, bins, lower, upper, saturate):
+    """(the Buffer the library reads, a copy where the samples are not in rows; its HistogramParams_C)."""
+    layout = _histogram_layout(buf, channel_axis, channels)
+    if layout is None:
+        buf = _arrays.contiguous_copy(buf, "gpk.histogram: a", "samples are not in rows of contiguous pixels")
+        if channel_axis is not None:
+            _move_channels_last(buf, channel_axis)
+        layout = _histogram_layout(buf, channel_axis, channels)
+    height, width, stride = layout
+    p = _lib.new_params(_lib.HistogramParams_C, "gpk_histogram_params_init")
+    p.dtype, p.width, p.height, p.channels, p.stride = GPK_DTYPES[buf.dtype], width, height, channels, stride
+    p.bins, p.lower, p.upper, p.saturate = bins, lower, upper, saturate
+    return buf, p
 
 
 def _move_channels_last(buf, channel_axis):
@@ -241,45 +261,68 @@ def convolve(img, filter, border="clamp", normalize=None, out_dtype=None, accumu
     for other DLPack producers) and the call returns once it is enqueued there. Arrays whose producers
     named another stream are waited for first.
     """
+    flt, border_v, normalize_v, accumulate_v = convolve_args(filter, border, normalize, accumulate, out)
+    ctx = resolve(context, [device_of(img), None if out is None else device_of(out)])
+    with ctx._call() as handle:
+        run_stream, keep = _begin(ctx, [img, out])
+        src, out, dst = convolve_buffers(img, out, out_dtype, run_stream)
+        if src.size == 0:
+            return out
+        src, c_in, c_out = convolve_images(src, dst)
+        p = convolve_params(flt, border_v, normalize_v, accumulate_v)
+        with _device_call(ctx, handle, run_stream, keep, [src, dst]):
+            _lib.traced("convolve", src=src.ptr, dst=dst.ptr, stream=ctx._set)
+            status = _lib.lib.gpk_convolve(handle, byref(p), byref(c_in), src.ptr, byref(c_out), dst.ptr)
+        _lib.check(status, handle)
+    return out
+
+
+def convolve_args(filter, border, normalize, accumulate, out):
+    """(Filter, border, normalize, accumulate values) checked, and `out`'s kind."""
     flt = as_filter(filter)
     border_v = _choice(border, "border", BORDERS, BORDER_ALIASES)
     normalize_v = _choice(normalize, "normalize", NORMALIZE)
     accumulate_v = _choice(_dtype_key(accumulate), "accumulate", ACCUMULATE)
     if out is not None and not isinstance(out, np.ndarray) and device_of(out) is None:
         raise InvalidArgumentError(f"out is a {type(out).__name__}; expected a NumPy or a device array")
-    ctx = resolve(context, [device_of(img), None if out is None else device_of(out)])
-    with ctx._call() as handle:
-        run_stream, keep = _begin(ctx, [img, out])
-        src = adapt(img, "gpk.convolve: img", _stream_arg(run_stream))
-        _arrays.check_dtype(src, "gpk.convolve: img", _arrays.CONVOLVE_DTYPES)
-        _check_image_shape(src, "gpk.convolve: img")
-        dst = None if out is None else adapt(out, "gpk.convolve: out", _stream_arg(run_stream))
-        odt = _out_dtype(out_dtype) if out_dtype is not None else (dst.dtype if dst is not None else src.dtype)
-        if dst is None:
-            out = _arrays.allocate_like(src, src.shape, odt, "convolution output")
-            dst = adapt(out, "gpk.convolve: out", _stream_arg(run_stream))
-        else:
-            _check_out(src, dst, odt)
-        if src.size == 0:
-            return out
+    return flt, border_v, normalize_v, accumulate_v
+
+
+def convolve_buffers(img, out, out_dtype, run_stream):
+    """(Buffer of img, the output array (made where img lives when `out` is None), its Buffer), checked."""
+    src = adapt(img, "gpk.convolve: img", _stream_arg(run_stream))
+    _arrays.check_dtype(src, "gpk.convolve: img", _arrays.CONVOLVE_DTYPES)
+    _check_image_shape(src, "gpk.convolve: img")
+    dst = None if out is None else adapt(out, "gpk.convolve: out", _stream_arg(run_stream))
+    odt = _out_dtype(out_dtype) if out_dtype is not None else (dst.dtype if dst is not None else src.dtype)
+    if dst is None:
+        out = _arrays.allocate_like(src, src.shape, odt, "convolution output")
+        dst = adapt(out, "gpk.convolve: out", _stream_arg(run_stream))
+    else:
+        _check_out(src, dst, odt)
+    return src, out, dst
+
+
+def convolve_images(src, dst):
+    """(the Buffer the library reads, a copy where img's rows are not contiguous; Image_C of it and of out)."""
+    layout = _arrays.image_layout(src)
+    if layout is None:
+        src = _arrays.contiguous_copy(src, "gpk.convolve: img", "rows are not contiguous samples")
         layout = _arrays.image_layout(src)
-        if layout is None:
-            src = _arrays.contiguous_copy(src, "gpk.convolve: img", "rows are not contiguous samples")
-            layout = _arrays.image_layout(src)
-        out_layout = _arrays.image_layout(dst)
-        if out_layout is None:
-            raise InvalidArgumentError(f"gpk.convolve: out (shape {dst.shape}, strides {dst.strides} bytes) does not "
-                                       "have rows of contiguous samples")
-        height, width, channels, stride = layout
-        c_in = _image(GPK_DTYPES[src.dtype], width, height, channels, stride)
-        c_out = _image(GPK_DTYPES[dst.dtype], width, height, channels, out_layout[3])
-        p = _lib.new_params(_lib.ConvolveParams_C, "gpk_convolve_params_init")
-        p.filter, p.border, p.normalize, p.accumulate = flt._handle, border_v, normalize_v, accumulate_v
-        with _device_call(ctx, handle, run_stream, keep, [src, dst]):
-            _lib.traced("convolve", src=src.ptr, dst=dst.ptr, stream=ctx._set)
-            status = _lib.lib.gpk_convolve(handle, byref(p), byref(c_in), src.ptr, byref(c_out), dst.ptr)
-        _lib.check(status, handle)
-    return out
+    out_layout = _arrays.image_layout(dst)
+    if out_layout is None:
+        raise InvalidArgumentError(f"gpk.convolve: out (shape {dst.shape}, strides {dst.strides} bytes) does not "
+                                   "have rows of contiguous samples")
+    height, width, channels, stride = layout
+    c_in = _image(GPK_DTYPES[src.dtype], width, height, channels, stride)
+    c_out = _image(GPK_DTYPES[dst.dtype], width, height, channels, out_layout[3])
+    return src, c_in, c_out
+
+
+def convolve_params(flt, border_v, normalize_v, accumulate_v):
+    p = _lib.new_params(_lib.ConvolveParams_C, "gpk_convolve_params_init")
+    p.filter, p.border, p.normalize, p.accumulate = flt._handle, border_v, normalize_v, accumulate_v
+    return p
 
 
 def _out_dtype(value):
@@ -441,6 +484,8 @@ def _heat_input(obj, what, shape, run_stream):
         raise InvalidArgumentError(f"gpk.heat: {what} has shape {buf.shape}; expected (rows, cols)")
     if shape is not None and buf.shape != tuple(shape):
         raise InvalidArgumentError(f"gpk.heat: {what} has shape {buf.shape}; tinit has {tuple(shape)}")
+    if buf.size == 0:
+        raise InvalidArgumentError(f"gpk.heat: {what} has shape {buf.shape}; it needs a row and a column at least")
     if buf.dtype != np.float64 or buf.strides != _arrays.c_strides(buf.shape, 8):
         raise InvalidArgumentError(f"gpk.heat: {what} is a {buf.dtype.name} device array with strides "
                                    f"{buf.strides}; gpk takes C-contiguous float64 device arrays")
@@ -491,6 +536,25 @@ def heat(tinit, conductivity, maxiter=5000, threshold=0.001, period=0, on_report
         exception carries the HeatResult as ``.result``. An exception raised by a callback likewise stops
         the run and is raised again with ``.result``.
     """
+    args = heat_args(maxiter, threshold, period, on_report, on_progress, progress_interval)
+    objs = [tinit, conductivity, out]
+    ctx = resolve(context, [device_of(o) for o in objs if o is not None])
+    with ctx._call() as handle:
+        run_stream, keep = _begin(ctx, objs)
+        src, cond, out, dst = heat_buffers(tinit, conductivity, out, run_stream)
+        rows, cols = src.shape
+        run = _Run(on_report, on_progress)
+        interval = args[3] or max(1, _CHECK_CELLS.get(ctx.backend, 2**24) // max(rows * cols, 1))
+        p = heat_params(run, rows, cols, *args[:3], interval)
+        with _sigint_stops(run), _device_call(ctx, handle, run_stream, keep, [src, cond, dst]):
+            _lib.traced("heat", tinit=src.ptr, conductivity=cond.ptr, tfinal=dst.ptr, stream=ctx._set)
+            status = _lib.lib.gpk_heat_run(handle, byref(p), src.ptr, cond.ptr, dst.ptr, None)
+        message = _lib.last_error(handle) if status else ""
+    return heat_outcome(run, status, message, out)
+
+
+def heat_args(maxiter, threshold, period, on_report, on_progress, progress_interval):
+    """(maxiter, threshold, period, progress_interval or None) checked, and the callbacks callable."""
     maxiter = _integer(maxiter, "maxiter", 0, SIZE_MAX)
     period = _integer(period, "period", 0, SIZE_MAX)
     threshold = _real(threshold, "threshold")
@@ -499,33 +563,42 @@ def heat(tinit, conductivity, maxiter=5000, threshold=0.001, period=0, on_report
     for name, fn in (("on_report", on_report), ("on_progress", on_progress)):
         if fn is not None and not callable(fn):
             raise InvalidArgumentError(f"gpk.heat: {name} is not callable")
-    objs = [tinit, conductivity, out]
-    ctx = resolve(context, [device_of(o) for o in objs if o is not None])
-    with ctx._call() as handle:
-        run_stream, keep = _begin(ctx, objs)
-        src = _heat_input(tinit, "tinit", None, run_stream)
-        rows, cols = src.shape
-        cond = _heat_input(conductivity, "conductivity", src.shape, run_stream)
-        if out is None:
-            out = _arrays.allocate_like(src, src.shape, np.float64, "heat grid")
-        elif not isinstance(out, np.ndarray) and device_of(out) is None:
-            raise InvalidArgumentError(f"gpk.heat: out is a {type(out).__name__}; expected a NumPy or a device array")
-        dst = adapt(out, "gpk.heat: out", _stream_arg(run_stream))
-        if dst.shape != src.shape or dst.dtype != np.float64 or dst.strides != _arrays.c_strides(dst.shape, 8):
-            raise InvalidArgumentError(f"gpk.heat: out ({dst.dtype.name}, shape {dst.shape}, strides {dst.strides}) "
-                                       f"is not a C-contiguous float64 array of shape {src.shape}")
-        if dst.readonly:
-            raise InvalidArgumentError("gpk.heat: out is read-only")
-        run = _Run(on_report, on_progress)
-        p = _lib.new_params(_lib.HeatParams_C, "gpk_heat_params_init")
-        p.rows, p.cols, p.maxiter, p.threshold, p.period = rows, cols, maxiter, threshold, period
-        p.on_report, p.on_progress = run.report_fn, run.progress_fn
-        cells = max(rows * cols, 1)
-        p.progress_interval = progress_interval or max(1, _CHECK_CELLS.get(ctx.backend, 2**24) // cells)
-        with _sigint_stops(run), _device_call(ctx, handle, run_stream, keep, [src, cond, dst]):
-            _lib.traced("heat", tinit=src.ptr, conductivity=cond.ptr, tfinal=dst.ptr, stream=ctx._set)
-            status = _lib.lib.gpk_heat_run(handle, byref(p), src.ptr, cond.ptr, dst.ptr, None)
-        message = _lib.last_error(handle) if status else ""
+    return maxiter, threshold, period, progress_interval
+
+
+def heat_buffers(tinit, conductivity, out, run_stream):
+    """(Buffers of tinit and conductivity, the output array (made where tinit lives when `out` is None), its
+    Buffer), checked."""
+    src = _heat_input(tinit, "tinit", None, run_stream)
+    cond = _heat_input(conductivity, "conductivity", src.shape, run_stream)
+    if out is None:
+        out = _arrays.allocate_like(src, src.shape, np.float64, "heat grid")
+    elif not isinstance(out, np.ndarray) and device_of(out) is None:
+        raise InvalidArgumentError(f"gpk.heat: out is a {type(out).__name__}; expected a NumPy or a device array")
+    dst = adapt(out, "gpk.heat: out", _stream_arg(run_stream))
+    heat_check_out(dst, src.shape)
+    return src, cond, out, dst
+
+
+def heat_check_out(dst, shape):
+    if (dst.shape != shape or dst.dtype != np.float64
+            or (dst.size and dst.strides != _arrays.c_strides(dst.shape, 8))):
+        raise InvalidArgumentError(f"gpk.heat: out ({dst.dtype.name}, shape {dst.shape}, strides {dst.strides}) "
+                                   f"is not a C-contiguous float64 array of shape {shape}")
+    if dst.readonly:
+        raise InvalidArgumentError("gpk.heat: out is read-only")
+
+
+def heat_params(run, rows, cols, maxiter, threshold, period, progress_interval):
+    p = _lib.new_params(_lib.HeatParams_C, "gpk_heat_params_init")
+    p.rows, p.cols, p.maxiter, p.threshold, p.period = rows, cols, maxiter, threshold, period
+    p.on_report, p.on_progress = run.report_fn, run.progress_fn
+    p.progress_interval = progress_interval
+    return p
+
+
+def heat_outcome(run, status, message, out):
+    """The HeatResult of a run that returned `status`, or the exception it ends in (carrying the result)."""
     result = HeatResult(out, run.reports)
     if run.interrupted or run.error is not None:
         error = run.error if run.error is not None and not run.interrupted else KeyboardInterrupt()

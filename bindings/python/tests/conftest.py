@@ -10,6 +10,11 @@ sys.path.insert(0, os.path.dirname(__file__))  # reference.py
 import gpk  # noqa: E402
 from gpk import _lib  # noqa: E402
 
+# Run against an installed package (tools/pip_check.sh), the suite must not find the source tree's.
+_expected = os.environ.get("GPK_TEST_PACKAGE_UNDER")
+if _expected and not os.path.realpath(gpk.__file__).startswith(os.path.realpath(_expected) + os.sep):
+    raise RuntimeError(f"the suite imported gpk from {gpk.__file__}, not from under {_expected}")
+
 
 @pytest.fixture(scope="session")
 def cpu():
