@@ -24,6 +24,20 @@ struct gpk_internal_heat_slab {
     std::unique_ptr<gpk::HeatSlab> slab;
 };
 
+namespace {
+
+gpk::HaloExchange halo_exchange(size_t depth, int up, int down, gpk_internal_exchange_fn run, void *user) {
+    gpk::HaloExchange x;
+    x.depth = depth;
+    x.up = up != 0;
+    x.down = down != 0;
+    x.run = run;
+    x.user = user;
+    return x;
+}
+
+} // namespace
+
 extern "C" {
 
 GPK_API gpk_status gpk_internal_reload_test_hooks(void) {
@@ -124,12 +138,7 @@ GPK_API gpk_status gpk_internal_heat_slab_pass(gpk_internal_heat_slab *slab, uns
                                                size_t own_begin, size_t own_end, size_t depth, int up,
                                                int down, gpk_internal_exchange_fn exchange, void *user,
                                                double *maxdiff) {
-    gpk::HaloExchange x;
-    x.depth = depth;
-    x.up = up != 0;
-    x.down = down != 0;
-    x.run = exchange;
-    x.user = user;
+    const gpk::HaloExchange x = halo_exchange(depth, up, down, exchange, user);
     return with_context(
         slab->ctx, [&] { slab->slab->pass(levels, own_begin, own_end, exchange ? &x : nullptr, maxdiff); });
 }
@@ -137,12 +146,7 @@ GPK_API gpk_status gpk_internal_heat_slab_pass(gpk_internal_heat_slab *slab, uns
 GPK_API gpk_status gpk_internal_heat_slab_exchange(gpk_internal_heat_slab *slab, size_t own_begin,
                                                    size_t own_end, size_t depth, int up, int down,
                                                    gpk_internal_exchange_fn exchange, void *user) {
-    gpk::HaloExchange x;
-    x.depth = depth;
-    x.up = up != 0;
-    x.down = down != 0;
-    x.run = exchange;
-    x.user = user;
+    const gpk::HaloExchange x = halo_exchange(depth, up, down, exchange, user);
     return with_context(slab->ctx, [&] { slab->slab->exchange_only(own_begin, own_end, x); });
 }
 
