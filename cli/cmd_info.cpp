@@ -65,7 +65,9 @@ int run_info(const Args &args) {
             "every CUDA device (or why none is usable); under mpirun, the ranks, and whether more ranks of "
             "a\n"
             "node than it has devices share them (and whether a CUDA MPS server lets them run side by "
-            "side).\n"
+            "side), and how the heat halo rows of each link of ranks travel (CUDA IPC, CUDA-aware MPI or "
+            "host\n"
+            "staging, with the reason).\n"
             "\nOptions:\n%s",
             options_help(kInfoOptions).c_str());
         return kExitOk;
@@ -86,6 +88,8 @@ int run_info(const Args &args) {
     }
     const std::string sharing = ranks::describe_sharing(count); // collective under mpirun
     if (!sharing.empty()) std::printf("%s\n", sharing.c_str());
+    const std::string halos = ranks::describe_halos(); // collective under mpirun
+    if (!halos.empty()) std::printf("%s\n", halos.c_str());
     return kExitOk;
 }
 

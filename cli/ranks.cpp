@@ -3,6 +3,7 @@
 
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 #ifdef GPK_CLI_MPI
 #include "gpk_mpi.h"
@@ -97,7 +98,7 @@ std::string describe() {
     std::string name(version, size_t(length));
     name = name.substr(0, name.find_first_of(",\n")); // "Open MPI v4.1.4"
     std::string line = "MPI: " + name + " (libgpk_mpi)";
-    line += gpk_mpi_cuda_aware() ? ", CUDA-aware" : ", not CUDA-aware (halos through host memory)";
+    line += gpk_mpi_cuda_aware() ? ", CUDA-aware" : ", not CUDA-aware (halos that CUDA IPC cannot carry go through host memory)";
     if (!g_active) return line + "; not started by mpirun: 1 process";
     return line + "; " + std::to_string(g_size) + " rank" + (g_size > 1 ? "s" : "") + " (this is rank " +
            std::to_string(g_rank) + ")";
@@ -128,6 +129,27 @@ std::string describe_sharing(int devices) {
                 : "no CUDA MPS control daemon found in " + pipes +
                       ": their kernels take turns on the device (start the MPS server with "
                       "nvidia-cuda-mps-control -d; README, MPI)");
+}
+
+std::string describe_halos() {
+    if (!g_active || g_size < 2) return "";
+    gpk_context_options opts;
+    gpk_context_options_init(&opts);
+    opts.device = GPK_MPI_DEVICE_BY_RANK;
+    gpk_context *ctx = nullptr;
+    if (gpk_mpi_context_create(&ctx, MPI_COMM_WORLD, &opts) != GPK_OK)
+        return std::string("Heat halos: unknown (no context: ") + gpk_context_last_error(nullptr) + ")";
+    std::vector<char> text(256 * size_t(g_size) + 1);
+    std::string out;
+    if (gpk_mpi_halo_paths(ctx, MPI_COMM_WORLD, 4096, 0, text.data(), text.size(), nullptr) == GPK_OK) {
+        out = "Heat halos (" + std::string(gpk_backend_name(gpk_context_backend(ctx))) + " backend):\n" +
+              text.data();
+        while (!out.empty() && out.back() == '\n') out.pop_back();
+    } else {
+        out = std::string("Heat halos: unknown (") + gpk_context_last_error(ctx) + ")";
+    }
+    gpk_context_destroy(ctx);
+    return out;
 }
 
 Context open_context(gpk_backend backend) {
@@ -219,6 +241,10 @@ std::string describe() {
 }
 
 std::string describe_sharing(int) {
+    return "";
+}
+
+std::string describe_halos() {
     return "";
 }
 

@@ -36,6 +36,11 @@ std::string describe();
 // take turns on the device instead of running side by side. Empty otherwise.
 std::string describe_sharing(int devices);
 
+// For gpk info, under mpirun with more than one rank (collective): how the heat halo rows of each link of
+// ranks travel (gpk_mpi_halo_paths on a context of the automatic backend, each rank's device by its place
+// on its node), one line a link under a heading. Empty otherwise.
+std::string describe_halos();
+
 // A context for this rank: under MPI each rank's device is its local rank modulo the node's devices.
 Context open_context(gpk_backend backend);
 

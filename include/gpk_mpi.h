@@ -16,8 +16,11 @@
  *     gpk_context_last_error(NULL) on a rank whose ctx is NULL).
  *   - MPI must be initialised by the caller (MPI_Init or MPI_Init_thread; the calling thread makes every
  *     MPI call, so MPI_THREAD_SINGLE... MPI_THREAD_FUNNELED from the main thread suffice).
- *   - Data pointers are host memory. A rank whose context is on the CUDA backend computes on its GPU; its
- *     halo rows travel through pinned host buffers.
+ *   - Data pointers may be host memory or, on a rank whose context is on the CUDA backend, memory of that
+ *     rank's device, used in place (as in gpk.h). A rank on the CUDA backend computes on its GPU. Halo rows
+ *     of heat runs travel, per neighbour: by CUDA IPC device to device between ranks of one node whose
+ *     devices reach each other (the same device, or peer access); else through device buffers where the
+ *     MPI library is CUDA-aware; else through pinned host buffers. gpk_mpi_halo_paths says which.
  */
 #ifndef GPK_MPI_H
 #define GPK_MPI_H
@@ -58,7 +61,8 @@ GPK_MPI_API gpk_status gpk_mpi_default_block(size_t *row_begin, size_t *row_coun
 
 /** Heat dissipation (gpk_heat_run) of an N x M cylinder split into blocks of whole rows: this rank holds
  *  rows [row_begin, row_begin + row_count) of tinit, conductivity and tfinal (row_count * M doubles
- *  each, host memory). The blocks tile the rows in rank order, each at least one row.
+ *  each, host memory or the rank's device memory). The blocks tile the rows in rank order, each at least
+ *  one row.
  *
  *  params describes the whole grid (rows = N) and must agree on every rank in rows, cols, maxiter,
  *  threshold, period, progress_interval, start_iteration, checkpoint_interval, and whether fixed_rows and
@@ -104,10 +108,23 @@ GPK_MPI_API gpk_status gpk_mpi_histogram(gpk_context *ctx, MPI_Comm comm, int ro
  *  block is thinner than the filter's reach); at the image's top and bottom the border rule applies,
  *  wrap reads the rows of the other end. Min/max normalisation uses the range over the whole image
  *  (one all-reduce). The output is bit-identical to gpk_convolve of the whole image on the same
- *  backend. Host memory. Returns as gpk_convolve, the same on every rank. */
+ *  backend. in_data and out_data may be host memory or the rank's device memory; with device memory the
+ *  block stays on the device and only the halo rows travel through host memory. Returns as gpk_convolve,
+ *  the same on every rank. */
 GPK_MPI_API gpk_status gpk_mpi_convolve(gpk_context *ctx, MPI_Comm comm, const gpk_convolve_params *params,
                                         size_t height, size_t row_begin, const gpk_image *in,
                                         const void *in_data, const gpk_image *out, void *out_data);
+
+/** How this rank's heat halo rows travel to each neighbour, as gpk_mpi_heat_run on this context with
+ *  `cols` columns would choose (collective: it sets up the same links on a small slab, filled with zeros).
+ *  Writes into text (text_size bytes, NUL-terminated, cut where longer; NULL with text_size 0) one line a
+ *  link of the communicator, the same on every rank, e.g. "rank 0 <-> 1: CUDA IPC, device 0 -> 1 (peer
+ *  access)" or "rank 1 <-> 2: host staging (rank 2 is on another node; MPI not CUDA-aware)". With
+ *  exchanges > 0 it then makes that many halo exchanges of k rows (the pass length) with each neighbour as
+ *  a pass does, and writes the median time of one, the slowest rank's, to *seconds. Returns GPK_OK, the
+ *  same on every rank, or a failure as gpk_mpi_heat_run. */
+GPK_MPI_API gpk_status gpk_mpi_halo_paths(gpk_context *ctx, MPI_Comm comm, size_t cols, unsigned exchanges,
+                                          char *text, size_t text_size, double *seconds);
 
 /** 1 when the MPI library reports CUDA support (MPIX_Query_cuda_support, where it exists), else 0.
  *  Not collective. */

@@ -21,7 +21,8 @@ extern "C" {
 GPK_API void gpk_internal_set_error(gpk_context *ctx, const char *message);
 
 /** Checks `rows` rows of a heat block whose first row is row `first_row` of the whole grid: temperatures
- *  finite, conductivities in [0, 1]; messages name the whole grid's rows. */
+ *  finite, conductivities in [0, 1]; messages name the whole grid's rows. Host memory, or memory of the
+ *  context's device (scanned there). */
 GPK_API gpk_status gpk_internal_check_heat_block(gpk_context *ctx, const double *tinit,
                                                  const double *conductivity, size_t rows, size_t cols,
                                                  size_t first_row);
@@ -30,14 +31,29 @@ GPK_API gpk_status gpk_internal_check_heat_block(gpk_context *ctx, const double 
  *  Returns GPK_OK, or GPK_ERR_INVALID_ARGUMENT naming a bad value (which then fails every call). */
 GPK_API gpk_status gpk_internal_reload_test_hooks(void);
 
+/** 1 where p is memory of the context's device (device or managed memory: its calls use it in place). */
+GPK_API int gpk_internal_on_device(const gpk_context *ctx, const void *p);
+
+/** `rows` rows of `width` bytes from src (rows src_pitch bytes apart) to dst (dst_pitch apart), host memory
+ *  or the context's device memory on either side; returns when done. */
+GPK_API gpk_status gpk_internal_copy_rows(gpk_context *ctx, void *dst, size_t dst_pitch, const void *src,
+                                          size_t src_pitch, size_t width, size_t rows);
+
+/** Device memory of the context's device (kept until freed or the context is destroyed). */
+GPK_API gpk_status gpk_internal_device_alloc(gpk_context *ctx, size_t bytes, void **out);
+GPK_API void gpk_internal_device_free(gpk_context *ctx, void *p);
+
+/** 1 where the test hook GPK_TEST_MPI_HALO=host forces libgpk_mpi's halos through host memory. */
+GPK_API int gpk_internal_halo_host_forced(void);
+
 typedef struct gpk_internal_heat_slab gpk_internal_heat_slab;
 
 /** Most iterations a slab pass of the context's backend takes (before a slab exists). */
 GPK_API unsigned gpk_internal_heat_slab_levels(const gpk_context *ctx);
 
-/** A slab of rows x cols cells (rows >= 3; host memory, copied), given in up to three consecutive pieces of
- *  cell_rows[k] rows at cells[k]: rows 0 and rows-1 stay fixed within a pass; the conductivity pieces hold
- *  rows 1..rows-2. Messages go to ctx, which must outlive the slab. */
+/** A slab of rows x cols cells (rows >= 3; host or the context's device memory, copied), given in up to three
+ * consecutive pieces of cell_rows[k] rows at cells[k]: rows 0 and rows-1 stay fixed within a pass; the
+ * conductivity pieces hold rows 1..rows-2. Messages go to ctx, which must outlive the slab. */
 GPK_API gpk_status gpk_internal_heat_slab_create(gpk_internal_heat_slab **out, gpk_context *ctx, size_t rows,
                                                  size_t cols, const double *const cells[3],
                                                  const size_t cell_rows[3],
@@ -45,7 +61,8 @@ GPK_API gpk_status gpk_internal_heat_slab_create(gpk_internal_heat_slab **out, g
                                                  const size_t conductivity_rows[3]);
 GPK_API void gpk_internal_heat_slab_destroy(gpk_internal_heat_slab *slab);
 
-/** The halo exchange of a pass (engine/heat_slab.hpp, HaloExchange): buffers of depth * cols doubles. */
+/** The halo exchange of a pass (engine/heat_slab.hpp, HaloExchange): buffers of depth * cols doubles, host
+ *  or device memory by the side's path; NULL on a side whose rows the slab copies itself (a notice only). */
 typedef void (*gpk_internal_exchange_fn)(void *user, double *const send[2], double *const recv[2]);
 
 /** Advances rows [own_begin, own_end) by `levels` iterations into the other grid; maxdiff[levels]. With
@@ -55,6 +72,24 @@ GPK_API gpk_status gpk_internal_heat_slab_pass(gpk_internal_heat_slab *slab, uns
                                                size_t own_begin, size_t own_end, size_t depth, int up,
                                                int down, gpk_internal_exchange_fn exchange, void *user,
                                                double *maxdiff);
+/** One exchange as a pass makes it, without computing (HeatSlab::exchange_only). */
+GPK_API gpk_status gpk_internal_heat_slab_exchange(gpk_internal_heat_slab *slab, size_t own_begin,
+                                                   size_t own_end, size_t depth, int up, int down,
+                                                   gpk_internal_exchange_fn exchange, void *user);
+
+/** The links to the neighbours' slabs (HeatSlab::peer_offer, peer_accept, set_paths, close_peers; paths
+ *  as HaloPath: 0 host, 1 device, 2 peer). offer writes *bytes (0: no offer, the reason in why) and
+ *  accept *accepted (with what was opened, or why not, in why); neither fails for a refusal. why holds
+ *  why_size bytes, NUL-terminated. */
+GPK_API gpk_status gpk_internal_heat_slab_offer(gpk_internal_heat_slab *slab, size_t depth, void *blob,
+                                                size_t capacity, size_t *bytes, char *why, size_t why_size);
+GPK_API gpk_status gpk_internal_heat_slab_accept(gpk_internal_heat_slab *slab, int side, const void *blob,
+                                                 size_t bytes, int *accepted, char *why, size_t why_size);
+GPK_API gpk_status gpk_internal_heat_slab_set_paths(gpk_internal_heat_slab *slab, int up, int down);
+GPK_API void gpk_internal_heat_slab_close_peers(gpk_internal_heat_slab *slab);
+/** 1 where the slab's rows are in device memory. */
+GPK_API int gpk_internal_heat_slab_on_device(const gpk_internal_heat_slab *slab);
+
 GPK_API gpk_status gpk_internal_heat_slab_swap(gpk_internal_heat_slab *slab);
 GPK_API gpk_status gpk_internal_heat_slab_read_rows(gpk_internal_heat_slab *slab, size_t first, size_t count,
                                                     double *out);

@@ -8,6 +8,8 @@
 #include "engine/test_hooks.hpp"
 #include "engine/validate.hpp"
 
+#include <algorithm>
+#include <cstring>
 #include <memory>
 #include <string>
 
@@ -21,6 +23,20 @@ struct gpk_internal_heat_slab {
     gpk_context *ctx = nullptr;
     std::unique_ptr<gpk::HeatSlab> slab;
 };
+
+namespace {
+
+gpk::HaloExchange halo_exchange(size_t depth, int up, int down, gpk_internal_exchange_fn run, void *user) {
+    gpk::HaloExchange x;
+    x.depth = depth;
+    x.up = up != 0;
+    x.down = down != 0;
+    x.run = run;
+    x.user = user;
+    return x;
+}
+
+} // namespace
 
 extern "C" {
 
@@ -40,8 +56,42 @@ GPK_API gpk_status gpk_internal_check_heat_block(gpk_context *ctx, const double 
     return with_context(ctx, [&] {
         require(tinit, "tinit");
         require(conductivity, "conductivity");
-        gpk::check_heat_inputs(tinit, conductivity, rows, cols, first_row);
+        ctx->backend->check_heat_block(tinit, conductivity, rows, cols, first_row);
     });
+}
+
+GPK_API int gpk_internal_on_device(const gpk_context *ctx, const void *p) {
+    if (!ctx || !p) return 0;
+    try {
+        return ctx->backend->on_device(p) ? 1 : 0;
+    } catch (...) {
+        return 0;
+    }
+}
+
+GPK_API gpk_status gpk_internal_copy_rows(gpk_context *ctx, void *dst, size_t dst_pitch, const void *src,
+                                          size_t src_pitch, size_t width, size_t rows) {
+    return with_context(ctx, [&] { ctx->backend->copy_rows(dst, dst_pitch, src, src_pitch, width, rows); });
+}
+
+GPK_API gpk_status gpk_internal_device_alloc(gpk_context *ctx, size_t bytes, void **out) {
+    return with_context(ctx, [&] {
+        require(out, "out");
+        *out = nullptr;
+        *out = ctx->backend->device_alloc(bytes);
+    });
+}
+
+GPK_API void gpk_internal_device_free(gpk_context *ctx, void *p) {
+    if (ctx && p) with_context(ctx, [&] { ctx->backend->device_free(p); });
+}
+
+GPK_API int gpk_internal_halo_host_forced(void) {
+    try {
+        return gpk::test_hooks().halo_host ? 1 : 0;
+    } catch (...) {
+        return 0; // a bad hook value fails the calls themselves
+    }
 }
 
 GPK_API unsigned gpk_internal_heat_slab_levels(const gpk_context *ctx) {
@@ -88,14 +138,60 @@ GPK_API gpk_status gpk_internal_heat_slab_pass(gpk_internal_heat_slab *slab, uns
                                                size_t own_begin, size_t own_end, size_t depth, int up,
                                                int down, gpk_internal_exchange_fn exchange, void *user,
                                                double *maxdiff) {
-    gpk::HaloExchange x;
-    x.depth = depth;
-    x.up = up != 0;
-    x.down = down != 0;
-    x.run = exchange;
-    x.user = user;
+    const gpk::HaloExchange x = halo_exchange(depth, up, down, exchange, user);
     return with_context(
         slab->ctx, [&] { slab->slab->pass(levels, own_begin, own_end, exchange ? &x : nullptr, maxdiff); });
+}
+
+GPK_API gpk_status gpk_internal_heat_slab_exchange(gpk_internal_heat_slab *slab, size_t own_begin,
+                                                   size_t own_end, size_t depth, int up, int down,
+                                                   gpk_internal_exchange_fn exchange, void *user) {
+    const gpk::HaloExchange x = halo_exchange(depth, up, down, exchange, user);
+    return with_context(slab->ctx, [&] { slab->slab->exchange_only(own_begin, own_end, x); });
+}
+
+namespace {
+
+void copy_reason(const std::string &text, char *why, size_t why_size) {
+    if (!why || !why_size) return;
+    const size_t n = std::min(text.size(), why_size - 1);
+    std::memcpy(why, text.data(), n);
+    why[n] = '\0';
+}
+
+} // namespace
+
+GPK_API gpk_status gpk_internal_heat_slab_offer(gpk_internal_heat_slab *slab, size_t depth, void *blob,
+                                                size_t capacity, size_t *bytes, char *why, size_t why_size) {
+    return with_context(slab->ctx, [&] {
+        std::string reason;
+        *bytes = slab->slab->peer_offer(depth, blob, capacity, &reason);
+        copy_reason(reason, why, why_size);
+    });
+}
+
+GPK_API gpk_status gpk_internal_heat_slab_accept(gpk_internal_heat_slab *slab, int side, const void *blob,
+                                                 size_t bytes, int *accepted, char *why, size_t why_size) {
+    return with_context(slab->ctx, [&] {
+        std::string reason;
+        *accepted = slab->slab->peer_accept(side, blob, bytes, &reason) ? 1 : 0;
+        copy_reason(reason, why, why_size);
+    });
+}
+
+GPK_API gpk_status gpk_internal_heat_slab_set_paths(gpk_internal_heat_slab *slab, int up, int down) {
+    return with_context(slab->ctx, [&] {
+        if (up < 0 || up > 2 || down < 0 || down > 2) invalid("a halo path out of range");
+        slab->slab->set_paths(gpk::HaloPath(up), gpk::HaloPath(down));
+    });
+}
+
+GPK_API void gpk_internal_heat_slab_close_peers(gpk_internal_heat_slab *slab) {
+    if (slab) with_context(slab->ctx, [&] { slab->slab->close_peers(); });
+}
+
+GPK_API int gpk_internal_heat_slab_on_device(const gpk_internal_heat_slab *slab) {
+    return slab && slab->slab->on_device() ? 1 : 0;
 }
 
 GPK_API gpk_status gpk_internal_heat_slab_swap(gpk_internal_heat_slab *slab) {

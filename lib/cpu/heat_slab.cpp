@@ -25,6 +25,7 @@ public:
     void pass(unsigned levels, size_t own_begin, size_t own_end, const HaloExchange *exchange,
               double *maxdiff) override;
     void swap() override { std::swap(src_, dst_); }
+    void exchange_only(size_t own_begin, size_t own_end, const HaloExchange &exchange) override;
     void read_rows(size_t first, size_t count, double *out) override;
     void row_stats(size_t first, size_t count, double *mins, double *maxs, double *sums) override;
 
@@ -142,6 +143,30 @@ void CpuHeatSlab::exchanged_pass(unsigned levels, size_t own_begin, size_t own_e
             bands(edge_top, edge_bottom, levels, part, parts, 0);
         },
         threads_);
+}
+
+void CpuHeatSlab::exchange_only(size_t own_begin, size_t own_end, const HaloExchange &x) {
+    double *send[2], *recv[2];
+    for (int k = 0; k < 2; ++k) {
+        send[k] = buffers_.get() + size_t(k) * kSlabLevels * m_;
+        recv[k] = buffers_.get() + size_t(2 + k) * kSlabLevels * m_;
+    }
+    ExchangeOnce once(&x, send, recv);
+    const size_t d = x.depth;
+    if (d < 1 || d > kSlabLevels || d > own_end - own_begin || (x.up && own_begin < d) ||
+        (x.down && own_end + d > rows_)) {
+        once.run();
+        fail(GPK_ERR_INTERNAL, "heat slab: an exchange of " + std::to_string(d) + " rows");
+    }
+    for (size_t i = 0; i < d; ++i) {
+        std::memcpy(send[0] + i * m_, src_ + (own_begin + i) * pitch_ + 1, m_ * sizeof(double));
+        std::memcpy(send[1] + i * m_, src_ + (own_end - d + i) * pitch_ + 1, m_ * sizeof(double));
+    }
+    once.run();
+    for (size_t i = 0; i < d; ++i) {
+        if (x.up) load_padded_row(src_ + (own_begin - d + i) * pitch_, recv[0] + i * m_, m_);
+        if (x.down) load_padded_row(src_ + (own_end + i) * pitch_, recv[1] + i * m_, m_);
+    }
 }
 
 void CpuHeatSlab::read_rows(size_t first, size_t count, double *out) {

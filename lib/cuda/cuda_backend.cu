@@ -5,8 +5,10 @@
 #include "cuda/heat/heat.cuh"
 #include "cuda/heat/slab.cuh"
 #include "cuda/histogram/histogram.cuh"
+#include "cuda/pointer.cuh"
 #include "engine/cuda_api.hpp"
 
+#include <map>
 #include <memory>
 #include <string>
 
@@ -23,6 +25,7 @@ public:
     ~CudaBackend() override {
         try {
             DeviceScope scope(device_);
+            allocations_.clear();
             ctx_.reset();
         } catch (...) {
             ctx_.reset(); // the device is gone; free what can be freed
@@ -53,6 +56,39 @@ public:
         return make_heat_slab(*ctx_, job);
     }
 
+    bool on_device(const void *p) const override {
+        DeviceScope scope(device_);
+        return cuda::on_device(p);
+    }
+
+    void copy_rows(void *dst, size_t dst_pitch, const void *src, size_t src_pitch, size_t width,
+                   size_t rows) override {
+        if (!rows || !width) return;
+        DeviceScope scope(device_);
+        check(cudaMemcpy2DAsync(dst, dst_pitch, src, src_pitch, width, rows, cudaMemcpyDefault, ctx_->main()),
+              "cudaMemcpy2DAsync (rows)");
+        ctx_->synchronize_main();
+    }
+
+    void *device_alloc(size_t bytes) override {
+        DeviceScope scope(device_);
+        auto buffer = std::make_unique<DeviceBuffer>();
+        buffer->reserve(bytes ? bytes : 1);
+        void *p = buffer->get();
+        allocations_.emplace(p, std::move(buffer));
+        return p;
+    }
+
+    void device_free(void *p) override {
+        DeviceScope scope(device_);
+        allocations_.erase(p);
+    }
+
+    void check_heat_block(const double *tinit, const double *conductivity, size_t rows, size_t cols,
+                          size_t first_row) override {
+        cuda::check_heat_block(*ctx_, tinit, conductivity, rows, cols, first_row);
+    }
+
     void set_stream(void *stream) override {
         DeviceScope scope(device_);
         ctx_->set_caller_stream(stream);
@@ -66,6 +102,7 @@ public:
 private:
     int device_;
     std::unique_ptr<DeviceContext> ctx_;
+    std::map<void *, std::unique_ptr<DeviceBuffer>> allocations_; // device_alloc's, freed with the context
 };
 
 } // namespace

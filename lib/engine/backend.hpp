@@ -1,9 +1,12 @@
 // The interface every backend implements. The engine (context.cpp) owns one backend per context.
 #pragma once
 
+#include "engine/error.hpp"
 #include "engine/heat_slab.hpp"
 #include "engine/jobs.hpp"
+#include "engine/validate.hpp"
 
+#include <cstring>
 #include <memory>
 
 namespace gpk {
@@ -21,6 +24,33 @@ public:
     virtual std::unique_ptr<HeatSlab> heat_slab(const HeatSlabJob &job) = 0;
     virtual void set_stream(void *stream) = 0;
     virtual void synchronize() = 0;
+
+    // What libgpk_mpi needs to keep a rank's block where the caller put it (gpk_internal.h). The CPU
+    // backend reaches host memory only.
+    // Whether p is memory of the backend's device (device or managed), which its calls use in place.
+    virtual bool on_device(const void *p) const {
+        (void)p;
+        return false;
+    }
+    // `rows` rows of `width` bytes, between host memory and the backend's device in any direction; returns
+    // when done.
+    virtual void copy_rows(void *dst, size_t dst_pitch, const void *src, size_t src_pitch, size_t width,
+                           size_t rows) {
+        for (size_t i = 0; i < rows; ++i)
+            std::memcpy(static_cast<char *>(dst) + i * dst_pitch,
+                        static_cast<const char *>(src) + i * src_pitch, width);
+    }
+    // Device memory of the backend's device (throws GPK_ERR_OUT_OF_MEMORY naming the bytes), and its release.
+    virtual void *device_alloc(size_t bytes) {
+        (void)bytes;
+        fail(GPK_ERR_INVALID_ARGUMENT, "device memory on a context of the CPU backend");
+    }
+    virtual void device_free(void *p) { (void)p; }
+    // check_heat_inputs of a rank's block, which may be in device memory.
+    virtual void check_heat_block(const double *tinit, const double *conductivity, size_t rows, size_t cols,
+                                  size_t first_row) {
+        check_heat_inputs(tinit, conductivity, rows, cols, first_row);
+    }
 };
 
 } // namespace gpk

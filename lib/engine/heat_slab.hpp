@@ -6,12 +6,16 @@
 // so a slab's rows get the same bits as the same rows of a whole-grid run.
 #pragma once
 
+#include "engine/error.hpp"
+
 #include <cstddef>
+#include <string>
 
 namespace gpk {
 
-// Rows of `cols` values in up to three consecutive pieces of host memory (a rank's own rows stay in the
-// caller's array, its halo rows in the layer's): piece k holds counts[k] rows at data[k].
+// Rows of `cols` values in up to three consecutive pieces (a rank's own rows stay in the caller's array,
+// its halo rows in the layer's): piece k holds counts[k] rows at data[k]. Host memory, or on a CUDA slab
+// also memory of the slab's device (a caller's device block, copied on the device).
 struct RowPieces {
     const double *data[3] = {nullptr, nullptr, nullptr};
     size_t counts[3] = {0, 0, 0};
@@ -31,15 +35,25 @@ struct HeatSlabJob {
     RowPieces conductivity;    // rows - 2 in all: of rows 1..rows-2
 };
 
+// How the rows of one side (0: up, 1: down) travel between two slabs (set_paths):
+//   host    through the slab's host buffers, which the exchange hands to MPI;
+//   device  through device buffers of the slab, which the exchange hands to a CUDA-aware MPI;
+//   peer    the sender copies its rows straight into the receiver's device buffer (CUDA IPC, between ranks
+//           of one node whose devices reach each other) and records an event the receiver waits on; the
+//           exchange carries only a notice that the copy is enqueued (a zero-byte message).
+enum class HaloPath : int { host = 0, device = 1, peer = 2 };
+
 // The halo exchange of one pass. The slab computes the rows the neighbours need first, hands them over,
 // and computes the others while run() exchanges them.
 struct HaloExchange {
     size_t depth = 0;              // rows sent from each end of the own rows, and received beyond each end
     bool up = false, down = false; // which sides have a neighbour (rows to receive)
-    // Called once per pass with four buffers of depth * cols doubles in host memory (the slab's own, valid
-    // from its creation): send[0] holds the first `depth` own rows of the pass's result and send[1] the
-    // last `depth`; run() fills recv[0] (the rows just above the own rows) where `up`, and recv[1] (just
-    // below) where `down`, which the slab then writes into the result grid.
+    // Called once per pass with the buffers of each side (the slab's own, depth * cols doubles, valid from
+    // its creation or set_paths): send[0] holds the first `depth` own rows of the pass's result and send[1]
+    // the last `depth`; run() fills recv[0] (the rows just above the own rows) where `up`, and recv[1] (just
+    // below) where `down`, which the slab then writes into the result grid. Host memory on a side whose
+    // path is host, device memory where it is device; on a peer side both are NULL and run() exchanges a
+    // notice (no data) with that neighbour, after which the slab waits on the neighbour's event.
     void (*run)(void *user, double *const send[2], double *const recv[2]) = nullptr;
     void *user = nullptr;
 };
@@ -70,6 +84,11 @@ public:
     // The most iterations one pass may take.
     virtual unsigned max_levels() const = 0;
 
+    // One halo exchange as a pass makes it, without computing: the first and last `depth` rows of
+    // [own_begin, own_end) of the current grid go to the neighbours, and theirs land beyond those rows of the
+    // current grid (what a benchmark times). Throws as pass() does, the exchange run anyway.
+    virtual void exchange_only(size_t own_begin, size_t own_end, const HaloExchange &exchange) = 0;
+
     // Advances rows [own_begin, own_end) (within 1..rows-2) of the current grid by `levels` iterations into
     // the other grid; rows outside are read as the current grid holds them. maxdiff[k] receives the largest
     // |difference| of iteration k+1 over the own rows. With an exchange (levels <= depth <= max_levels()
@@ -88,6 +107,37 @@ public:
     // Minimum, maximum and sum of each of rows [first, first + count) of the current grid; each row's sum
     // as the backend's whole-grid solver computes it, so that heat_mean over them gives its bits.
     virtual void row_stats(size_t first, size_t count, double *mins, double *maxs, double *sums) = 0;
+
+    // Links to the neighbours' slabs, set up once per slab before its first exchanged pass (the layer
+    // carries the bytes between ranks and agrees on the paths with both sides; heat.cpp):
+    //   peer_offer   writes what a neighbour needs to reach this slab's receive buffers and events for
+    //                halos of `depth` rows (at most `capacity` bytes) and returns its size; 0 where this slab
+    //                cannot be reached (the reason in *why). Never throws for a refusal.
+    //   peer_accept  opens a neighbour's offer for `side`; false with the reason in *why where it cannot
+    //                (another device this one cannot reach, the opening refused); never throws.
+    //   set_paths    the agreed path of each side; drops what an unused side opened; throws gpk::Error
+    //                where the buffers of a device path cannot be had.
+    //   close_peers  drops every opened offer (before the neighbours free their buffers).
+    // The CPU slab is reached through host memory only.
+    virtual size_t peer_offer(size_t depth, void *blob, size_t capacity, std::string *why) {
+        (void)depth, (void)blob, (void)capacity;
+        *why = "the rows are in host memory";
+        return 0;
+    }
+    virtual bool peer_accept(int side, const void *blob, size_t bytes, std::string *why) {
+        (void)side, (void)blob, (void)bytes;
+        *why = "the rows are in host memory";
+        return false;
+    }
+    virtual void set_paths(HaloPath up, HaloPath down);
+    virtual void close_peers() {}
+    // Whether the slab's rows are in device memory (a CUDA-aware MPI could take its device buffers).
+    virtual bool on_device() const { return false; }
 };
+
+inline void HeatSlab::set_paths(HaloPath up, HaloPath down) {
+    if (up != HaloPath::host || down != HaloPath::host)
+        fail(GPK_ERR_INTERNAL, "heat slab: a slab in host memory exchanges through host buffers only");
+}
 
 } // namespace gpk

@@ -82,6 +82,7 @@ TestHooks parse() {
     h.conv_fused_ring = flag("GPK_TEST_CONV_FUSED_KERNEL", "ring");
     h.conv_pair_twopass = flag("GPK_TEST_CONV_PAIR", "twopass");
     h.conv_f32_tiles = flag("GPK_TEST_CONV_F32", "off");
+    h.halo_host = flag("GPK_TEST_MPI_HALO", "host");
     return h;
 }
 

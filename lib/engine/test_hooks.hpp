@@ -37,6 +37,9 @@ struct TestHooks {
     // GPK_TEST_CONV_F32=off: the tile kernels for f32 2D filters, as where the sliding kernel's
     // preconditions fail.
     bool conv_f32_tiles = false;
+    // GPK_TEST_MPI_HALO=host: libgpk_mpi's halos through pinned host buffers, as between ranks whose GPUs
+    // cannot reach each other and an MPI that is not CUDA-aware.
+    bool halo_host = false;
 };
 
 // The hooks in force (parsed at the first call). Throws GPK_ERR_INVALID_ARGUMENT naming the variable when a

@@ -12,9 +12,11 @@
 #include "mpi/team.hpp"
 
 #include <cmath>
+#include <algorithm>
 #include <limits>
 #include <memory>
 #include <string>
+#include <vector>
 
 #if defined(OPEN_MPI) && OPEN_MPI
 #include <mpi-ext.h>
@@ -73,9 +75,17 @@ gpk_status heat_run(gpk_context *ctx, MPI_Comm comm, const gpk_heat_params *para
     return boundary(ctx, [&] {
         Team team(comm);
         gpk_heat_params p;
+        std::vector<double> fixed; // fixed rows given in device memory, read on the host
         team.step([&] {
             p = gpk::abi::read(params, "params");
             check_heat_locally(ctx, p, row_count, tinit, conductivity);
+            if (p.fixed_rows && gpk_internal_on_device(ctx, p.fixed_rows)) {
+                fixed.resize(2 * p.cols);
+                if (gpk_internal_copy_rows(ctx, fixed.data(), 0, p.fixed_rows, 0,
+                                           fixed.size() * sizeof(double), 1) != GPK_OK)
+                    throw gpk::Error(GPK_ERR_DEVICE, gpk_context_last_error(ctx));
+                p.fixed_rows = fixed.data();
+            }
         });
         team.check_same(
             {field("params->rows", uint64_t(p.rows)), field("params->cols", uint64_t(p.cols)),
@@ -181,6 +191,28 @@ GPK_MPI_API gpk_status gpk_mpi_convolve(gpk_context *ctx, MPI_Comm comm, const g
     return boundary(ctx, [&] {
         Team team(comm);
         convolve(team, ctx, params, height, row_begin, in, in_data, out, out_data);
+    });
+}
+
+GPK_MPI_API gpk_status gpk_mpi_halo_paths(gpk_context *ctx, MPI_Comm comm, size_t cols, unsigned exchanges,
+                                          char *text, size_t text_size, double *seconds) {
+    return boundary(ctx, [&] {
+        Team team(comm);
+        team.step([&] {
+            require(ctx, "ctx");
+            if (cols == 0) invalid("cols is 0; it must be at least 1");
+            if (text_size && !text) invalid("text is NULL but text_size is " + std::to_string(text_size));
+            if (exchanges && !seconds) require(seconds, "seconds");
+        });
+        std::string lines;
+        double s = 0;
+        gpk::mpi::halo_paths(team, ctx, cols, exchanges, &lines, &s);
+        if (text_size) {
+            const size_t n = std::min(lines.size(), text_size - 1);
+            lines.copy(text, n);
+            text[n] = '\0';
+        }
+        if (exchanges) *seconds = s;
     });
 }
 

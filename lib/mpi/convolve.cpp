@@ -16,6 +16,7 @@
 #include <climits>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -88,6 +89,27 @@ void check_layout(const gpk_image &im, const void *data, const std::string &name
                 std::to_string(row) + " and a multiple of the sample size (" + std::to_string(sample) + ")");
     if (reinterpret_cast<uintptr_t>(data) % sample != 0)
         invalid(name + "_data is not aligned to the " + gpk_dtype_name(im.dtype) + " sample size");
+}
+
+// Device memory of the rank's context for the block widened by the reach, freed on the way out.
+struct DeviceScratch {
+    gpk_context *ctx = nullptr;
+    void *p = nullptr;
+    DeviceScratch(gpk_context *c, size_t bytes) : ctx(c) {
+        if (gpk_internal_device_alloc(ctx, bytes, &p) != GPK_OK)
+            throw Error(GPK_ERR_OUT_OF_MEMORY, gpk_context_last_error(ctx));
+    }
+    ~DeviceScratch() { gpk_internal_device_free(ctx, p); }
+    DeviceScratch(const DeviceScratch &) = delete;
+    DeviceScratch &operator=(const DeviceScratch &) = delete;
+    unsigned char *get() const { return static_cast<unsigned char *>(p); }
+};
+
+// Rows between host and device memory through the context (gpk_internal_copy_rows).
+void copy_rows(gpk_context *ctx, void *dst, size_t dst_pitch, const void *src, size_t src_pitch, size_t width,
+               size_t rows) {
+    if (gpk_internal_copy_rows(ctx, dst, dst_pitch, src, src_pitch, width, rows) != GPK_OK)
+        throw Error(GPK_ERR_DEVICE, gpk_context_last_error(ctx));
 }
 
 struct RowType {
@@ -178,35 +200,67 @@ void convolve(Team &team, gpk_context *ctx, const gpk_convolve_params *caller_pa
         }
     }
 
-    std::vector<unsigned char> ext_in, ext_out, sent, received;
+    // A block in device memory stays there: the widened block and its result are device buffers, and only
+    // the rows the neighbours need (and theirs) cross to the host for the all-to-all.
+    const bool in_dev = gpk_internal_on_device(ctx, in_data) != 0,
+               out_dev = gpk_internal_on_device(ctx, out_data) != 0;
+    std::vector<unsigned char> ext_in_host, ext_out_host, sent, received;
+    std::unique_ptr<DeviceScratch> ext_in_dev, ext_out_dev;
+    const auto *src = static_cast<const unsigned char *>(in_data);
     team.step([&] {
         if (in_row > size_t(INT_MAX)) fail(GPK_ERR_UNSUPPORTED, "a row of more than 2^31 - 1 bytes");
-        ext_in.resize(mine.size() * in_row);
-        ext_out.resize(mine.size() * out_row);
+        if (in_dev)
+            ext_in_dev = std::make_unique<DeviceScratch>(ctx, mine.size() * in_row);
+        else
+            ext_in_host.resize(mine.size() * in_row);
+        if (out_dev)
+            ext_out_dev = std::make_unique<DeviceScratch>(ctx, mine.size() * out_row);
+        else
+            ext_out_host.resize(mine.size() * out_row);
         sent.resize(send_rows.size() * in_row);
         received.resize(size_t(recv_displs.back() + recv_counts.back()) * in_row);
-        const auto *src = static_cast<const unsigned char *>(in_data);
-        for (size_t k = 0; k < send_rows.size(); ++k)
-            std::memcpy(&sent[k * in_row], src + (send_rows[k] - block.begin) * in_stride, in_row);
+        for (size_t k = 0; k < send_rows.size(); ++k) {
+            const unsigned char *row = src + (send_rows[k] - block.begin) * in_stride;
+            if (in_dev)
+                copy_rows(ctx, &sent[k * in_row], in_row, row, in_stride, in_row, 1);
+            else
+                std::memcpy(&sent[k * in_row], row, in_row);
+        }
     });
+    unsigned char *ext_in = in_dev ? ext_in_dev->get() : ext_in_host.data();
+    unsigned char *ext_out = out_dev ? ext_out_dev->get() : ext_out_host.data();
     RowType row(in_row);
     MPI_Alltoallv(sent.data(), send_counts.data(), send_displs.data(), row.type, received.data(),
                   recv_counts.data(), recv_displs.data(), row.type, team.comm());
     // The reach rows in order: the block's own from the input (also where wrap repeats them), the others
-    // as they arrived, source by source.
-    const auto *src = static_cast<const unsigned char *>(in_data);
-    std::vector<size_t> next(size_t(size), 0);
-    for (size_t k = 0; k < mine.size(); ++k) {
-        const size_t g = mine[k];
-        const unsigned char *row;
-        if (g >= block.begin && g < block.begin + block.count) {
-            row = src + (g - block.begin) * in_stride;
-        } else {
+    // as they arrived, source by source; runs of consecutive own rows in one copy.
+    team.step([&] {
+        std::vector<size_t> next(size_t(size), 0);
+        for (size_t k = 0; k < mine.size();) {
+            const size_t g = mine[k];
+            if (g >= block.begin && g < block.begin + block.count) {
+                size_t run = 1;
+                while (k + run < mine.size() && mine[k + run] == g + run &&
+                       g + run < block.begin + block.count)
+                    ++run;
+                const unsigned char *first = src + (g - block.begin) * in_stride;
+                if (in_dev)
+                    copy_rows(ctx, &ext_in[k * in_row], in_row, first, in_stride, in_row, run);
+                else
+                    for (size_t i = 0; i < run; ++i)
+                        std::memcpy(&ext_in[(k + i) * in_row], first + i * in_stride, in_row);
+                k += run;
+                continue;
+            }
             const size_t r = size_t(owner(block, g));
-            row = &received[(size_t(recv_displs[r]) + next[r]++) * in_row];
+            const unsigned char *arrived = &received[(size_t(recv_displs[r]) + next[r]++) * in_row];
+            if (in_dev)
+                copy_rows(ctx, &ext_in[k * in_row], in_row, arrived, in_row, in_row, 1);
+            else
+                std::memcpy(&ext_in[k * in_row], arrived, in_row);
+            ++k;
         }
-        std::memcpy(&ext_in[k * in_row], row, in_row);
-    }
+    });
     const size_t own_at = wrap ? reach : std::min(block.begin, reach); // the block's first row in `mine`
 
     gpk_image ext_in_image = *in, ext_out_image = *out;
@@ -214,10 +268,10 @@ void convolve(Team &team, gpk_context *ctx, const gpk_convolve_params *caller_pa
     ext_in_image.stride = ext_out_image.stride = 0;
     RangeVote vote{&team};
     const bool minmax = params->normalize == GPK_NORMALIZE_MINMAX;
-    Outcome o = outcome_of(gpk_internal_convolve(ctx, params, &ext_in_image, ext_in.data(), &ext_out_image,
-                                                 ext_out.data(), own_at, own_at + block.count,
-                                                 minmax ? agree_on_range : nullptr, &vote),
-                           ctx);
+    Outcome o =
+        outcome_of(gpk_internal_convolve(ctx, params, &ext_in_image, ext_in, &ext_out_image, ext_out, own_at,
+                                         own_at + block.count, minmax ? agree_on_range : nullptr, &vote),
+                   ctx);
     if (minmax && !vote.called) { // failed before the range: the others are waiting for it
         double lo[4] = {}, hi[4] = {};
         long long ilo[4] = {}, ihi[4] = {};
@@ -225,9 +279,14 @@ void convolve(Team &team, gpk_context *ctx, const gpk_convolve_params *caller_pa
     }
     if (vote.others_failed) o = Outcome{}; // stopped for another rank, whose failure agree() reports
     team.agree(o);
-    auto *dst = static_cast<unsigned char *>(out_data);
-    for (size_t i = 0; i < block.count; ++i)
-        std::memcpy(dst + i * out_stride, &ext_out[(own_at + i) * out_row], out_row);
+    team.step([&] {
+        if (in_dev || out_dev)
+            copy_rows(ctx, out_data, out_stride, &ext_out[own_at * out_row], out_row, out_row, block.count);
+        else
+            for (size_t i = 0; i < block.count; ++i)
+                std::memcpy(static_cast<unsigned char *>(out_data) + i * out_stride,
+                            &ext_out[(own_at + i) * out_row], out_row);
+    });
 }
 
 } // namespace gpk::mpi

@@ -1,16 +1,20 @@
-// Heat throughput over MPI ranks (tools/gpu/check.sh and mpi.sh run it on the H100):
-// `bench_mpi_heat N ITER [REPS]` runs N x N f64 heat for 3 ITER iterations, REPS times (default 3) after a
-// warm-up, on the ranks' own contexts (gpk_mpi_context_create: CUDA where a device is usable). The time per
+// Heat throughput over MPI ranks (tools/gpu/bench.sh and mpi.sh run it on the GPU machine):
+// `bench_mpi_heat N ITER [REPS] [auto|host|both]` runs N x N f64 heat for 3 ITER iterations, REPS times
+// (default 3) after a warm-up, on the ranks' own contexts (gpk_mpi_context_create: CUDA where a device is
+// usable), with the halo paths chosen automatically (auto), with host staging forced (host, the test hook
+// GPK_TEST_MPI_HALO=host), or both one after the other (the default). On a CUDA rank the blocks are in
+// device memory (gpk_internal_device_alloc), as a GPU code's would be. The time per
 // iteration is taken inside the loop, from the progress callbacks at iterations ITER and 3 ITER (seconds
 // since the loop started; the slowest rank's), so that a call's uploads and set-up (seconds at 16384^2 from
 // pageable memory) do not enter it; the call's fixed cost is its wall time less 3 ITER such iterations.
 // Medians over the repeats:
 //   one    gpk_heat_run of the whole grid (on one rank only: run it with -np 1);
-//   ranks  gpk_mpi_heat_run, every rank its default block;
-//   halo   one halo exchange as the solver makes it (k rows of N doubles to each neighbour, k the slab's
-//          pass length, Isend/Irecv, host buffers), median of 50, and the bytes a rank sends per pass.
-// Prints one line a measurement: "what ranks N iter ms_per_iteration GCells_per_s fixed_s SECONDS", and
-// "halo ranks N rows seconds bytes_per_neighbour BYTES".
+//   ranks  gpk_mpi_heat_run, every rank its default block (ranks-auto, ranks-host by the paths);
+//   halo   one halo exchange as a pass makes it on the path in force (gpk_mpi_halo_paths: k rows of N
+//          doubles with each neighbour, k the slab's pass length), median of 50, and the bytes a rank
+//          sends per pass.
+// Prints the links' paths ("path ..."), one line a measurement: "what ranks N iter ms_per_iteration
+// GCells_per_s fixed_s SECONDS", and "halo-MODE ranks N rows microseconds bytes_per_neighbour BYTES".
 #include "gpk_internal.h"
 #include "gpk_mpi.h"
 
@@ -18,6 +22,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -78,12 +83,13 @@ int main(int argc, char **argv) {
     MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
     MPI_Comm_size(MPI_COMM_WORLD, &g_size);
     if (argc < 3) {
-        if (g_rank == 0) std::fprintf(stderr, "usage: bench_mpi_heat N ITER [REPS]\n");
+        if (g_rank == 0) std::fprintf(stderr, "usage: bench_mpi_heat N ITER [REPS] [auto|host|both]\n");
         MPI_Finalize();
         return 2;
     }
     const size_t n = size_t(std::atoll(argv[1])), iter = size_t(std::atoll(argv[2]));
     const int reps = argc > 3 ? std::atoi(argv[3]) : 3;
+    const std::string modes = argc > 4 ? argv[4] : "both";
     gpk_context_options o;
     gpk_context_options_init(&o);
     o.device = GPK_MPI_DEVICE_BY_RANK;
@@ -93,13 +99,30 @@ int main(int argc, char **argv) {
         MPI_Finalize();
         return 1;
     }
-    if (g_rank == 0) std::printf("# backend %s\n", gpk_backend_name(gpk_context_backend(ctx)));
+    const bool cuda = gpk_context_backend(ctx) == GPK_BACKEND_CUDA;
+    if (g_rank == 0)
+        std::printf("# backend %s, blocks in %s memory\n", gpk_backend_name(gpk_context_backend(ctx)),
+                    cuda ? "device" : "host");
     size_t begin = 0, count = 0;
     gpk_mpi_default_block(&begin, &count, MPI_COMM_WORLD, n);
     // Inputs of the rank's rows only (a smooth field; the values do not change the time).
     std::vector<double> t(count * n), c(count * n, 0.5), out(count * n);
     for (size_t i = 0; i < count; ++i)
         for (size_t j = 0; j < n; ++j) t[i * n + j] = double((begin + i + 3 * j) % 97);
+    const size_t bytes = count * n * sizeof(double);
+    void *dev[3] = {nullptr, nullptr, nullptr};
+    if (cuda) {
+        for (void *&d : dev)
+            if (gpk_internal_device_alloc(ctx, bytes, &d) != GPK_OK) {
+                std::fprintf(stderr, "rank %d: %s\n", g_rank, gpk_context_last_error(ctx));
+                MPI_Abort(MPI_COMM_WORLD, 1);
+            }
+        gpk_internal_copy_rows(ctx, dev[0], bytes, t.data(), bytes, bytes, 1);
+        gpk_internal_copy_rows(ctx, dev[1], bytes, c.data(), bytes, bytes, 1);
+    }
+    const double *tin = cuda ? static_cast<const double *>(dev[0]) : t.data();
+    const double *cin = cuda ? static_cast<const double *>(dev[1]) : c.data();
+    double *tout = cuda ? static_cast<double *>(dev[2]) : out.data();
     gpk_heat_params p;
     gpk_heat_params_init(&p);
     p.rows = n;
@@ -112,36 +135,34 @@ int main(int argc, char **argv) {
     p.user_data = &clock;
     gpk_status status = GPK_OK;
     if (g_size == 1)
-        timed("one", n, iter, reps, clock,
-              [&] { status = gpk_heat_run(ctx, &p, t.data(), c.data(), out.data(), nullptr); });
-    auto ranks = [&] {
-        status =
-            gpk_mpi_heat_run(ctx, MPI_COMM_WORLD, &p, begin, count, t.data(), c.data(), out.data(), nullptr);
-    };
-    timed("ranks", n, iter, reps, clock, ranks);
-    if (status != GPK_OK && g_rank == 0) std::fprintf(stderr, "heat: %s\n", gpk_context_last_error(ctx));
-    // One halo exchange of k rows (the slab's pass length on this backend: 6 on CUDA, 4 on the CPU) with
-    // each neighbour.
-    const int k = int(gpk_internal_heat_slab_levels(ctx)), up = g_rank > 0 ? g_rank - 1 : MPI_PROC_NULL,
-              down = g_rank + 1 < g_size ? g_rank + 1 : MPI_PROC_NULL;
-    std::vector<double> send(2 * k * n, 1.0), recv(2 * k * n);
-    std::vector<double> times;
-    for (int r = 0; r < 51; ++r) {
-        MPI_Barrier(MPI_COMM_WORLD);
-        double t0 = now();
-        MPI_Request req[4];
-        MPI_Irecv(recv.data(), int(k * n), MPI_DOUBLE, up, 9, MPI_COMM_WORLD, &req[0]);
-        MPI_Irecv(recv.data() + k * n, int(k * n), MPI_DOUBLE, down, 9, MPI_COMM_WORLD, &req[1]);
-        MPI_Isend(send.data(), int(k * n), MPI_DOUBLE, up, 9, MPI_COMM_WORLD, &req[2]);
-        MPI_Isend(send.data() + k * n, int(k * n), MPI_DOUBLE, down, 9, MPI_COMM_WORLD, &req[3]);
-        MPI_Waitall(4, req, MPI_STATUSES_IGNORE);
-        double dt = now() - t0;
-        MPI_Allreduce(MPI_IN_PLACE, &dt, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-        if (r > 0) times.push_back(dt);
+        timed("one", n, iter, reps, clock, [&] { status = gpk_heat_run(ctx, &p, tin, cin, tout, nullptr); });
+    for (const char *mode : {"auto", "host"}) {
+        if (modes != "both" && modes != mode) continue;
+        if (g_size == 1 && std::string(mode) == "host" && modes == "both") continue; // no halos on 1 rank
+        setenv("GPK_TEST_MPI_HALO", std::string(mode) == "host" ? "host" : "", 1);
+        gpk_internal_reload_test_hooks();
+        // The links' paths and one exchange on them.
+        char paths[8192] = {};
+        double seconds = 0;
+        if (gpk_mpi_halo_paths(ctx, MPI_COMM_WORLD, n, 50, paths, sizeof paths, &seconds) != GPK_OK) {
+            if (g_rank == 0) std::fprintf(stderr, "halo paths: %s\n", gpk_context_last_error(ctx));
+            status = GPK_ERR_INTERNAL;
+            break;
+        }
+        const std::string what = std::string("ranks-") + mode;
+        timed(what.c_str(), n, iter, reps, clock, [&] {
+            status = gpk_mpi_heat_run(ctx, MPI_COMM_WORLD, &p, begin, count, tin, cin, tout, nullptr);
+        });
+        if (status != GPK_OK && g_rank == 0) std::fprintf(stderr, "heat: %s\n", gpk_context_last_error(ctx));
+        if (g_rank == 0) {
+            std::printf("path %s:\n%s", mode, paths);
+            if (g_size > 1)
+                std::printf("halo-%s %d %zu %u %.1f bytes_per_neighbour %zu\n", mode, g_size, n,
+                            gpk_internal_heat_slab_levels(ctx), 1e6 * seconds,
+                            size_t(gpk_internal_heat_slab_levels(ctx)) * n * sizeof(double));
+        }
     }
-    if (g_rank == 0)
-        std::printf("halo   %d %zu %d %.6f bytes_per_neighbour %zu\n", g_size, n, k, median(times),
-                    size_t(k) * n * sizeof(double));
+    for (void *d : dev) gpk_internal_device_free(ctx, d);
     gpk_context_destroy(ctx);
     MPI_Finalize();
     return status == GPK_OK ? 0 : 1;

@@ -3,17 +3,39 @@
 // (reports, convergence inside a pass, a resumed checkpoint), convolutions (exact u8 min/max, f32 2D and
 // separable with wrap and clamp), histograms (u8, f32, all samples equal); and a kernel launch failing on the
 // last rank in the middle of a heat run, which every rank must return as GPK_ERR_DEVICE. Exits 77 on every
-// rank where no CUDA device is usable. GPK_TEST_MPI_GPU_N overrides the heat grid's side.
+// rank where no CUDA device is usable. GPK_TEST_MPI_GPU_N overrides the heat grid's side. The same heat runs
+// and convolutions again on blocks in each rank's device memory (inputs and outputs), equal to the same
+// single-process results. Rank 0 prints the halo path of every link (gpk_mpi_halo_paths): CUDA IPC where
+// the ranks' devices reach each other, host staging with GPK_TEST_MPI_HALO=host; tools/gpu/mpi.sh runs both.
 #include "heat_resume.hpp"
 #include "hooks.hpp"
 #include "mpi_test.hpp"
 #include "samples.hpp"
+
+#include "gpk_internal.h"
 
 #include <memory>
 
 using namespace mpitest;
 
 namespace {
+
+// Device memory of the rank's context holding a copy of `bytes` bytes of host data (or none).
+struct DeviceCopy {
+    gpk_context *ctx;
+    void *p = nullptr;
+    DeviceCopy(gpk_context *c, const void *host, size_t bytes) : ctx(c) {
+        CHECK_OK(ctx, gpk_internal_device_alloc(ctx, bytes, &p));
+        if (host && p) CHECK_OK(ctx, gpk_internal_copy_rows(ctx, p, bytes, host, bytes, bytes, 1));
+    }
+    ~DeviceCopy() { gpk_internal_device_free(ctx, p); }
+    DeviceCopy(const DeviceCopy &) = delete;
+    DeviceCopy &operator=(const DeviceCopy &) = delete;
+    template <class T> T *as() const { return static_cast<T *>(p); }
+    void to_host(void *host, size_t bytes) const {
+        CHECK_OK(ctx, gpk_internal_copy_rows(ctx, host, bytes, p, bytes, bytes, 1));
+    }
+};
 
 gpk_context *gpu_context() {
     gpk_context_options o;
@@ -65,6 +87,22 @@ void compare(const Run &got, const Run &want, size_t begin, size_t count, size_t
     CHECK_MSG(heat_resume::same_reports(got.rec.periodic, later), what + ": periodic reports");
 }
 
+// mine() on device copies of the rank's rows, the result read back.
+Run mine_on_device(gpk_context *ctx, const Setup &s, const std::vector<double> &t,
+                   const std::vector<double> &c, size_t begin, size_t count) {
+    const size_t bytes = count * s.m * sizeof(double);
+    DeviceCopy dt(ctx, t.data() + begin * s.m, bytes), dc(ctx, c.data() + begin * s.m, bytes),
+        out(ctx, nullptr, bytes);
+    Run r;
+    r.grid.assign(count * s.m, -1.0);
+    gpk_heat_params p = heat_resume::params_of(s, &r.rec);
+    r.status = gpk_mpi_heat_run(ctx, MPI_COMM_WORLD, &p, begin, count, dt.as<double>(), dc.as<double>(),
+                                out.as<double>(), &r.final);
+    r.message = gpk_context_last_error(ctx);
+    if (r.status == GPK_OK) out.to_host(r.grid.data(), bytes);
+    return r;
+}
+
 void test_heat(gpk_context *ctx) {
     const char *side = std::getenv("GPK_TEST_MPI_GPU_N");
     const size_t n = side ? size_t(std::atoll(side)) : 4096, m = n;
@@ -74,6 +112,8 @@ void test_heat(gpk_context *ctx) {
     const Setup s{n, m, 200, 0.0, 50};
     const Run want = whole(ctx, s, t, c);
     compare(mine(ctx, s, t, c, begin, count), want, begin, count, m, "heat " + std::to_string(n));
+    compare(mine_on_device(ctx, s, t, c, begin, count), want, begin, count, m,
+            "heat " + std::to_string(n) + ", device blocks");
     // Convergence at iteration 101, inside a pass.
     Setup free = s;
     free.progress = 1;
@@ -100,6 +140,13 @@ void test_heat(gpk_context *ctx) {
                   (size() == 1 || contains(failed.message, "rank " + std::to_string(size() - 1) + ":")),
               std::string(gpk_status_string(failed.status)) + ": " + failed.message);
     compare(mine(ctx, s, t, c, begin, count), want, begin, count, m, "heat after the failure");
+    // The same failure with device blocks.
+    fault.set(rank() == size() - 1 ? "launch:40" : nullptr);
+    Run failed_dev = mine_on_device(ctx, s, t, c, begin, count);
+    fault.set(nullptr);
+    CHECK_MSG(failed_dev.status == GPK_ERR_DEVICE &&
+                  (size() == 1 || contains(failed_dev.message, "rank " + std::to_string(size() - 1) + ":")),
+              std::string(gpk_status_string(failed_dev.status)) + ": " + failed_dev.message);
 }
 
 struct FilterDeleter {
@@ -151,6 +198,15 @@ void test_convolve(gpk_context *ctx) {
         CHECK_MSG(s == GPK_OK, what + ": " + gpk_context_last_error(ctx));
         CHECK_MSG(same_bits(got.data(), want.data() + begin * w * out_sample, got.size()),
                   what + ": output rows");
+        // The block in device memory, in and out.
+        DeviceCopy din(ctx, in.data() + begin * w * in_sample, count * w * in_sample),
+            dout(ctx, nullptr, got.size());
+        std::vector<unsigned char> got_dev(got.size());
+        s = gpk_mpi_convolve(ctx, MPI_COMM_WORLD, &p, h, begin, &bi, din.p, &bo, dout.p);
+        CHECK_MSG(s == GPK_OK, what + ", device blocks: " + gpk_context_last_error(ctx));
+        dout.to_host(got_dev.data(), got_dev.size());
+        CHECK_MSG(same_bits(got_dev.data(), want.data() + begin * w * out_sample, got.size()),
+                  what + ", device blocks: output rows");
     }
 }
 
@@ -200,6 +256,11 @@ int main(int argc, char **argv) {
     }
     gpk_context *ctx = gpu_context();
     if (ctx) {
+        char paths[4096] = {};
+        double seconds = 0;
+        CHECK_OK(ctx, gpk_mpi_halo_paths(ctx, MPI_COMM_WORLD, 4096, 20, paths, sizeof paths, &seconds));
+        if (rank() == 0)
+            std::printf("halo paths (exchange of 4096 columns: %.1f us):\n%s", 1e6 * seconds, paths);
         test_heat(ctx);
         test_convolve(ctx);
         test_histogram(ctx);

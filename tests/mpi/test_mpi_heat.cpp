@@ -305,6 +305,42 @@ void test_failures(gpk_context *ctx) {
             "after the failure");
 }
 
+// gpk_mpi_halo_paths on CPU ranks: one line a link, through host memory, and exchanges that take time; a
+// heat run with host staging forced (GPK_TEST_MPI_HALO=host) equal to one process; bad arguments and a bad
+// hook value refused on every rank.
+void test_halo_paths(gpk_context *ctx) {
+    char text[4096];
+    double seconds = -1;
+    gpk_status s = gpk_mpi_halo_paths(ctx, MPI_COMM_WORLD, 1000, 5, text, sizeof text, &seconds);
+    CHECK_MSG(s == GPK_OK, gpk_context_last_error(ctx));
+    const std::string lines(text);
+    for (int r = 0; r + 1 < size(); ++r) {
+        const std::string link =
+            "rank " + std::to_string(r) + " <-> " + std::to_string(r + 1) + ": host staging";
+        CHECK_MSG(contains(lines, link), lines);
+    }
+    CHECK_EQ(size_t(std::count(lines.begin(), lines.end(), '\n')), size_t(size() - 1));
+    CHECK_MSG(seconds > 0 && seconds < 1, std::to_string(seconds));
+    char small[8];
+    CHECK_OK(ctx, gpk_mpi_halo_paths(ctx, MPI_COMM_WORLD, 10, 0, small, sizeof small, nullptr));
+    CHECK(std::strlen(small) == (size() > 1 ? 7u : 0u)); // cut to the buffer
+    s = gpk_mpi_halo_paths(ctx, MPI_COMM_WORLD, rank() == 0 ? 0 : 10, 0, nullptr, 0, nullptr);
+    CHECK_MSG(s == GPK_ERR_INVALID_ARGUMENT && contains(gpk_context_last_error(ctx), "cols"),
+              gpk_context_last_error(ctx));
+    const Setup st{size_t(6 * size() + 5), 37, 50, 0.0, 10};
+    auto t = random_values(st.n * st.m, -100, 100, 5), c = random_values(st.n * st.m, 0, 1, 6);
+    size_t begin, count;
+    block_of(st.n, false, &begin, &count);
+    {
+        hooks::Hook staged("GPK_TEST_MPI_HALO", "host");
+        compare(distributed(ctx, st, t, c, begin, count), single(ctx, st, t, c), begin, count, st.m,
+                "host staging forced");
+        hooks::Hook bad("GPK_TEST_MPI_HALO", rank() == size() - 1 ? "ipc" : "host");
+        Result refused = distributed(ctx, st, t, c, begin, count);
+        expect_everywhere(refused, GPK_ERR_INVALID_ARGUMENT, {"GPK_TEST_MPI_HALO"}, "a bad hook value");
+    }
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -314,6 +350,7 @@ int main(int argc, char **argv) {
     test_checkpoints(ctx);
     test_stop_on_one_rank(ctx);
     test_failures(ctx);
+    test_halo_paths(ctx);
     const bool pat1 = test_pat1(ctx);
     if (rank() == 0 && !pat1)
         std::printf("note: GPK_TEST_DATA/pat1_100x150.pgm absent; the course pattern not run\n");

@@ -2,23 +2,91 @@
 // between passes and are advanced by the whole-grid solver's own pass kernel, chosen the same way
 // (pass.cuh: the one instantiation of each kernel, its shared memory limit set on the pointer
 // launched), launched on a range of rows. With a halo exchange, a pass launches the edge rows first (the
-// first and last `depth` own rows), copies them to pinned buffers on a second stream while the rows between
-// compute, hands them to the exchange on the host, and copies the received rows into the result's halo rows
-// while the kernel still runs (other rows of the same grid). Every iteration's maxdiff over the own rows
-// comes back in one small copy per pass.
+// first and last `depth` own rows), sends them on a second stream while the rows between compute, and
+// copies the received rows into the result's halo rows while the kernel still runs (other rows of the same
+// grid). Every iteration's maxdiff over the own rows comes back in one small copy per pass.
+//
+// A side's rows travel by its path (HaloPath). host: to pinned buffers, handed to the exchange on the host
+// once copied. device: to device buffers for a CUDA-aware MPI. peer (CUDA IPC): the slab offers its
+// receive buffers (two passes' worth: [parity][side], so that a neighbour writing pass p + 1 never meets
+// this slab still reading pass p) and two interprocess events; a neighbour that opened them copies its
+// rows straight into them and records its event of the pass's parity; the exchange then carries only a
+// notice, after which this slab's copy stream waits on that event and moves the rows into the grid. The
+// host does not wait for the rows it sends on a peer side. Each pass ends with the copy stream
+// synchronised, so by the time a neighbour's notice of pass p + 2 arrives (it follows this slab's notice of
+// pass p + 1), this slab has read its buffers of pass p.
 #include "cuda/device_context.cuh"
 #include "cuda/heat/pass.cuh"
 #include "cuda/heat/slab.cuh"
 #include "engine/error.hpp"
 
+#include "cuda/pointer.cuh"
+#include "engine/test_hooks.hpp"
+#include "engine/validate.hpp"
+
 #include <algorithm>
+#include <cstring>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace gpk::cuda {
 namespace {
 
 constexpr int kLaunches = 3; // top edge, rows between, bottom edge
+
+// What a slab offers its neighbours (peer_offer), read by peer_accept in the neighbour's process.
+struct PeerOffer {
+    char magic[8];
+    char bus_id[32];                // the slab's device (cudaDeviceGetPCIBusId)
+    unsigned long long depth, cols; // receive buffers of depth * cols doubles
+    cudaIpcMemHandle_t buffers;     // [parity][side][depth * cols]
+    cudaIpcEventHandle_t events[2]; // recorded after the slab's own copies of a pass of each parity
+};
+constexpr char kOfferMagic[8] = {'g', 'p', 'k', 's', 'l', 'a', 'b', '1'};
+
+// A CUDA call of the link set-up: false (the error kept in *why, the error state cleared) where it failed.
+bool link_call(cudaError_t e, const char *what, std::string *why) {
+    if (e == cudaSuccess) return true;
+    cudaGetLastError();
+    *why = std::string(what) + ": " + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")";
+    return false;
+}
+
+// An event other processes can open and wait on.
+class IpcEvent {
+public:
+    IpcEvent() = default;
+    ~IpcEvent() { reset(); }
+    IpcEvent(const IpcEvent &) = delete;
+    IpcEvent &operator=(const IpcEvent &) = delete;
+    bool create(std::string *why) {
+        return link_call(cudaEventCreateWithFlags(&event_, cudaEventDisableTiming | cudaEventInterprocess),
+                         "cudaEventCreateWithFlags (interprocess)", why);
+    }
+    void reset() {
+        if (event_) cudaEventDestroy(event_);
+        event_ = nullptr;
+    }
+    cudaEvent_t get() const { return event_; }
+    cudaEvent_t *out() { return &event_; }
+
+private:
+    cudaEvent_t event_ = nullptr;
+};
+
+// A neighbour's receive buffers and events, opened in this process.
+struct PeerLink {
+    double *buffers = nullptr; // the neighbour's [parity][side][depth * cols]
+    IpcEvent events[2];
+    void close() {
+        if (buffers) cudaIpcCloseMemHandle(buffers);
+        buffers = nullptr;
+        events[0].reset();
+        events[1].reset();
+    }
+    ~PeerLink() { close(); }
+};
 
 // A launch's per-level block maxima: partials[level * blocks + b], `blocks` of them.
 struct Partials {
@@ -50,14 +118,36 @@ public:
         std::swap(grid_[0], grid_[1]);
         std::swap(views_.v[heat::kGrid0], views_.v[heat::kGrid1]);
     }
+    void exchange_only(size_t own_begin, size_t own_end, const HaloExchange &exchange) override;
     void read_rows(size_t first, size_t count, double *out) override;
     void row_stats(size_t first, size_t count, double *mins, double *maxs, double *sums) override;
+    size_t peer_offer(size_t depth, void *blob, size_t capacity, std::string *why) override;
+    bool peer_accept(int side, const void *blob, size_t bytes, std::string *why) override;
+    void set_paths(HaloPath up, HaloPath down) override;
+    void close_peers() override {
+        DeviceScope scope(device_);
+        peers_[0].close();
+        peers_[1].close();
+    }
+    bool on_device() const override { return true; }
 
 private:
     // Launches rows [r0, r1) on `s` with its maxima in partial slot `slot`; an empty range launches nothing.
     void launch(size_t r0, size_t r1, int levels, int slot, cudaStream_t s);
-    void copy_rows(double *host, const double *grid, size_t first, size_t count, cudaStream_t s,
-                   bool to_host);
+    // Rows [first, first + count) of a grid from or to count * cols_ packed doubles anywhere (host or
+    // device memory of any device: the copy kind follows from the pointers).
+    void copy_rows(double *packed, const double *grid, size_t first, size_t count, cudaStream_t s,
+                   bool to_packed);
+    // The buffers each side's rows go through for the exchange's run() (NULL on peer sides).
+    void side_buffers(double *send[2], double *recv[2]);
+    void check_exchange(size_t own_begin, size_t own_end, const HaloExchange &x, unsigned levels);
+    // The first and last `depth` rows of [own_begin, own_end) of `grid` on their way (copy stream, after
+    // what main holds): to the buffers of host and device sides, into the neighbours' buffers on peer sides.
+    void send_edges(const double *grid, size_t own_begin, size_t own_end, const HaloExchange &x,
+                    double *const *send);
+    // After run(): the received rows into `grid` beyond [own_begin, own_end); the copy stream synchronised.
+    void receive_halos(double *grid, size_t own_begin, size_t own_end, const HaloExchange &x,
+                       double *const *recv);
     void exchanged_pass(int levels, size_t own_begin, size_t own_end, const HaloExchange &x,
                         double *const *send, double *const *recv, ExchangeOnce &once);
     void finish_pass(int levels, double *maxdiff);
@@ -78,6 +168,14 @@ private:
     Event edges_done_, sent_;
     Partials slots_[kLaunches]{};
     size_t slot_capacity_ = 0; // doubles per slot
+    // The links (set_paths): each side's path; the device buffers of device sides ([send up, send down,
+    // recv up, recv down]); the buffers and events this slab offers, and the neighbours' opened offers.
+    HaloPath paths_[2] = {HaloPath::host, HaloPath::host};
+    DeviceBuffer device_halo_, offered_;
+    IpcEvent offered_events_[2];
+    size_t offered_depth_ = 0;
+    PeerLink peers_[2];
+    unsigned long long exchanges_ = 0; // exchanges made: the parity of the next one's buffers
 };
 
 CudaHeatSlab::CudaHeatSlab(DeviceContext &ctx, const HeatSlabJob &job)
@@ -121,7 +219,7 @@ CudaHeatSlab::CudaHeatSlab(DeviceContext &ctx, const HeatSlabJob &job)
               "cudaMemcpyAsync (slab)");
     job.conductivity.each([&](size_t first, size_t count, const double *values) {
         check(cudaMemcpyAsync(static_cast<double *>(cond_.get()) + first * cols_, values,
-                              count * cols_ * sizeof(double), cudaMemcpyHostToDevice, s),
+                              count * cols_ * sizeof(double), cudaMemcpyDefault, s),
               "cudaMemcpyAsync (slab conductivity)");
     });
     ctx_.synchronize_main();
@@ -142,34 +240,48 @@ void CudaHeatSlab::launch(size_t r0, size_t r1, int levels, int slot, cudaStream
                       false, "heat pass_kernel (slab)");
 }
 
-// Rows [first, first + count) of a grid from or to count * cols_ packed doubles of host memory.
-void CudaHeatSlab::copy_rows(double *host, const double *grid, size_t first, size_t count, cudaStream_t s,
-                             bool to_host) {
+void CudaHeatSlab::copy_rows(double *packed, const double *grid, size_t first, size_t count, cudaStream_t s,
+                             bool to_packed) {
     const size_t row = cols_ * sizeof(double), pitch = pitch_ * sizeof(double);
     double *device = const_cast<double *>(grid) + first * pitch_;
-    check(to_host ? cudaMemcpy2DAsync(host, row, device, pitch, row, count, cudaMemcpyDeviceToHost, s)
-                  : cudaMemcpy2DAsync(device, pitch, host, row, row, count, cudaMemcpyHostToDevice, s),
+    check(to_packed ? cudaMemcpy2DAsync(packed, row, device, pitch, row, count, cudaMemcpyDefault, s)
+                    : cudaMemcpy2DAsync(device, pitch, packed, row, row, count, cudaMemcpyDefault, s),
           "cudaMemcpy2DAsync (slab rows)");
+}
+
+void CudaHeatSlab::side_buffers(double *send[2], double *recv[2]) {
+    const size_t n = size_t(pass_.levels) * cols_;
+    double *halo = reinterpret_cast<double *>(halo_.get()), *dev = static_cast<double *>(device_halo_.get());
+    for (int s = 0; s < 2; ++s) {
+        double *base = paths_[s] == HaloPath::host ? halo : paths_[s] == HaloPath::device ? dev : nullptr;
+        send[s] = base ? base + size_t(s) * n : nullptr;
+        recv[s] = base ? base + size_t(2 + s) * n : nullptr;
+    }
+}
+
+void CudaHeatSlab::check_exchange(size_t own_begin, size_t own_end, const HaloExchange &x, unsigned levels) {
+    const size_t d = x.depth;
+    if (d < levels || d > size_t(pass_.levels) || d > own_end - own_begin || (x.up && own_begin < d) ||
+        (x.down && own_end + d > rows_) || (paths_[0] == HaloPath::peer && d != offered_depth_) ||
+        (paths_[1] == HaloPath::peer && d != offered_depth_))
+        fail(GPK_ERR_INTERNAL, "heat slab: an exchange of " + std::to_string(d) + " rows over rows " +
+                                   std::to_string(own_begin) + ".." + std::to_string(own_end));
 }
 
 void CudaHeatSlab::pass(unsigned levels, size_t own_begin, size_t own_end, const HaloExchange *exchange,
                         double *maxdiff) {
     const bool exchanging = exchange && exchange->run;
-    const size_t d = exchanging ? exchange->depth : 0;
-    double *halo = reinterpret_cast<double *>(halo_.get());
-    const size_t n = size_t(pass_.levels) * cols_;
-    double *const send[2] = {halo, halo + n};
-    double *const recv[2] = {halo + 2 * n, halo + 3 * n};
+    double *send[2], *recv[2];
+    side_buffers(send, recv);
     ExchangeOnce once(exchange, send, recv);
     try {
         DeviceScope scope(device_);
         if (levels < 1 || levels > unsigned(pass_.levels) || own_begin < 1 || own_end > rows_ - 1 ||
-            own_begin >= own_end ||
-            (exchanging && (d < levels || d > size_t(pass_.levels) || d > own_end - own_begin ||
-                            (exchange->up && own_begin < d) || (exchange->down && own_end + d > rows_))))
+            own_begin >= own_end)
             fail(GPK_ERR_INTERNAL, "heat slab: a pass of " + std::to_string(levels) + " levels over rows " +
                                        std::to_string(own_begin) + ".." + std::to_string(own_end));
         if (exchanging) {
+            check_exchange(own_begin, own_end, *exchange, levels);
             exchanged_pass(int(levels), own_begin, own_end, *exchange, send, recv, once);
         } else {
             launch(own_begin, own_end, int(levels), 0, ctx_.main());
@@ -178,29 +290,193 @@ void CudaHeatSlab::pass(unsigned levels, size_t own_begin, size_t own_end, const
         finish_pass(int(levels), maxdiff);
     } catch (...) {
         once.run(); // the neighbours are waiting for this rank's rows
+        if (exchanging) ++exchanges_;
         throw;
     }
+    if (exchanging) ++exchanges_;
 }
 
-// The edges, their rows to the host on the copy stream while the rows between compute, the exchange, and
+void CudaHeatSlab::send_edges(const double *grid, size_t own_begin, size_t own_end, const HaloExchange &x,
+                              double *const *send) {
+    const size_t d = x.depth, n = d * cols_, parity = size_t(exchanges_ & 1);
+    const cudaStream_t copies = copies_.get();
+    const bool has[2] = {x.up, x.down};
+    bool staged = false, pushed = false;
+    for (int s = 0; s < 2; ++s) {
+        if (!has[s]) continue;
+        const size_t first = s == 0 ? own_begin : own_end - d;
+        if (paths_[s] == HaloPath::peer) {
+            // Into the neighbour's buffer of rows from its other side: its side 1 when it is above.
+            copy_rows(peers_[s].buffers + (parity * 2 + size_t(1 - s)) * n, grid, first, d, copies, true);
+            pushed = true;
+        } else {
+            copy_rows(send[s], grid, first, d, copies, true);
+            staged = true;
+        }
+    }
+    if (pushed)
+        check(cudaEventRecord(offered_events_[parity].get(), copies), "cudaEventRecord (halo, interprocess)");
+    if (staged) sent_.record(copies);
+}
+
+void CudaHeatSlab::receive_halos(double *grid, size_t own_begin, size_t own_end, const HaloExchange &x,
+                                 double *const *recv) {
+    const size_t d = x.depth, n = d * cols_, parity = size_t(exchanges_ & 1);
+    const cudaStream_t copies = copies_.get();
+    const bool has[2] = {x.up, x.down};
+    for (int s = 0; s < 2; ++s) {
+        if (!has[s]) continue;
+        const size_t first = s == 0 ? own_begin - d : own_end;
+        const double *from = recv[s];
+        if (paths_[s] == HaloPath::peer) {
+            check(cudaStreamWaitEvent(copies, peers_[s].events[parity].get(), 0),
+                  "cudaStreamWaitEvent (halo, interprocess)");
+            from = static_cast<const double *>(offered_.get()) + (parity * 2 + size_t(s)) * n;
+        }
+        copy_rows(const_cast<double *>(from), grid, first, d, copies, false);
+    }
+    check(cudaStreamSynchronize(copies), "cudaStreamSynchronize (slab halo)");
+}
+
+// The edges, their rows on their way on the copy stream while the rows between compute, the exchange, and
 // the received rows into the result grid's halo rows, also while the kernel runs.
 void CudaHeatSlab::exchanged_pass(int levels, size_t own_begin, size_t own_end, const HaloExchange &x,
                                   double *const *send, double *const *recv, ExchangeOnce &once) {
     const size_t d = x.depth, edge_top = own_begin + d, edge_bottom = std::max(edge_top, own_end - d);
-    const cudaStream_t main = ctx_.main(), copies = copies_.get();
+    const cudaStream_t main = ctx_.main();
     launch(own_begin, edge_top, levels, 0, main);
     launch(edge_bottom, own_end, levels, 2, main);
     edges_done_.record(main);
-    edges_done_.make_wait(copies);
-    copy_rows(send[0], grid_[1], own_begin, d, copies, true);
-    copy_rows(send[1], grid_[1], own_end - d, d, copies, true);
-    sent_.record(copies);
+    edges_done_.make_wait(copies_.get());
+    send_edges(grid_[1], own_begin, own_end, x, send);
     launch(edge_top, edge_bottom, levels, 1, main);
-    sent_.wait_host();
+    if ((x.up && paths_[0] != HaloPath::peer) || (x.down && paths_[1] != HaloPath::peer)) sent_.wait_host();
     once.run();
-    if (x.up) copy_rows(recv[0], grid_[1], own_begin - d, d, copies, false);
-    if (x.down) copy_rows(recv[1], grid_[1], own_end, d, copies, false);
-    check(cudaStreamSynchronize(copies), "cudaStreamSynchronize (slab halo)");
+    receive_halos(grid_[1], own_begin, own_end, x, recv);
+}
+
+void CudaHeatSlab::exchange_only(size_t own_begin, size_t own_end, const HaloExchange &x) {
+    double *send[2], *recv[2];
+    side_buffers(send, recv);
+    ExchangeOnce once(&x, send, recv);
+    try {
+        DeviceScope scope(device_);
+        check_exchange(own_begin, own_end, x, 1);
+        edges_done_.record(ctx_.main());
+        edges_done_.make_wait(copies_.get());
+        send_edges(grid_[0], own_begin, own_end, x, send);
+        if ((x.up && paths_[0] != HaloPath::peer) || (x.down && paths_[1] != HaloPath::peer))
+            sent_.wait_host();
+        once.run();
+        receive_halos(grid_[0], own_begin, own_end, x, recv);
+    } catch (...) {
+        once.run();
+        ++exchanges_;
+        throw;
+    }
+    ++exchanges_;
+}
+
+size_t CudaHeatSlab::peer_offer(size_t depth, void *blob, size_t capacity, std::string *why) {
+    offered_depth_ = depth; // what a neighbour's offer must match, whether or not this one is made
+    if (test_hooks().halo_host) {
+        *why = "host staging forced (GPK_TEST_MPI_HALO=host)";
+        return 0;
+    }
+    if (capacity < sizeof(PeerOffer)) {
+        *why = "no room for the offer";
+        return 0;
+    }
+    DeviceScope scope(device_);
+    PeerOffer o;
+    std::memset(&o, 0, sizeof o);
+    std::memcpy(o.magic, kOfferMagic, sizeof o.magic);
+    o.depth = depth;
+    o.cols = cols_;
+    const size_t bytes = 4 * depth * cols_ * sizeof(double);
+    try {
+        offered_.reserve(bytes);
+    } catch (const Error &e) {
+        *why = std::string("receive buffers: ") + e.what();
+        return 0;
+    }
+    if (!link_call(cudaDeviceGetPCIBusId(o.bus_id, int(sizeof o.bus_id), device_), "cudaDeviceGetPCIBusId",
+                   why) ||
+        !link_call(cudaIpcGetMemHandle(&o.buffers, offered_.get()), "cudaIpcGetMemHandle", why))
+        return 0;
+    for (int p = 0; p < 2; ++p) {
+        offered_events_[p].reset();
+        if (!offered_events_[p].create(why) ||
+            !link_call(cudaIpcGetEventHandle(&o.events[p], offered_events_[p].get()), "cudaIpcGetEventHandle",
+                       why))
+            return 0;
+    }
+    std::memcpy(blob, &o, sizeof o);
+    return sizeof o;
+}
+
+bool CudaHeatSlab::peer_accept(int side, const void *blob, size_t bytes, std::string *why) {
+    PeerOffer o;
+    if (side < 0 || side > 1 || bytes != sizeof o) {
+        *why = "an offer of " + std::to_string(bytes) + " bytes (another build?)";
+        return false;
+    }
+    std::memcpy(&o, blob, sizeof o);
+    if (std::memcmp(o.magic, kOfferMagic, sizeof o.magic) != 0 || o.cols != cols_ ||
+        o.depth != offered_depth_) {
+        *why = "the offer does not match this slab (another build, or other halo depths)";
+        return false;
+    }
+    DeviceScope scope(device_);
+    o.bus_id[sizeof o.bus_id - 1] = '\0';
+    int peer = -1;
+    if (!link_call(cudaDeviceGetByPCIBusId(&peer, o.bus_id), "the neighbour's device is not visible here",
+                   why))
+        return false;
+    if (peer != device_) {
+        int can = 0;
+        if (!link_call(cudaDeviceCanAccessPeer(&can, device_, peer), "cudaDeviceCanAccessPeer", why))
+            return false;
+        if (!can) {
+            *why = "device " + std::to_string(device_) + " cannot access device " + std::to_string(peer) +
+                   " (no peer access)";
+            return false;
+        }
+    }
+    PeerLink &link = peers_[side];
+    link.close();
+    void *mapped = nullptr;
+    if (!link_call(cudaIpcOpenMemHandle(&mapped, o.buffers, cudaIpcMemLazyEnablePeerAccess),
+                   "cudaIpcOpenMemHandle", why))
+        return false;
+    link.buffers = static_cast<double *>(mapped);
+    for (int p = 0; p < 2; ++p)
+        if (!link_call(cudaIpcOpenEventHandle(link.events[p].out(), o.events[p]), "cudaIpcOpenEventHandle",
+                       why)) {
+            link.close();
+            return false;
+        }
+    *why = peer == device_
+               ? "the same device " + std::to_string(peer)
+               : "device " + std::to_string(device_) + " -> " + std::to_string(peer) + " (peer access)";
+    return true;
+}
+
+void CudaHeatSlab::set_paths(HaloPath up, HaloPath down) {
+    DeviceScope scope(device_);
+    const HaloPath paths[2] = {up, down};
+    for (int s = 0; s < 2; ++s) {
+        if (paths[s] == HaloPath::peer && !peers_[s].buffers)
+            fail(GPK_ERR_INTERNAL, "heat slab: a peer path without the neighbour's buffers");
+        if (paths[s] != HaloPath::peer) peers_[s].close();
+        paths_[s] = paths[s];
+    }
+    if (up == HaloPath::device || down == HaloPath::device)
+        device_halo_.reserve(4 * size_t(pass_.levels) * cols_ * sizeof(double));
+    if (up != HaloPath::peer && down != HaloPath::peer) {
+        offered_events_[0].reset();
+        offered_events_[1].reset();
+    }
 }
 
 void CudaHeatSlab::finish_pass(int levels, double *maxdiff) {
@@ -239,6 +515,70 @@ void CudaHeatSlab::row_stats(size_t first, size_t count, double *mins, double *m
 std::unique_ptr<HeatSlab> make_heat_slab(DeviceContext &ctx, const HeatSlabJob &job) {
     DeviceScope scope(ctx.device());
     return std::make_unique<CudaHeatSlab>(ctx, job);
+}
+
+namespace {
+
+// The smallest index of a bad value (a non-finite temperature, or a conductivity outside [0, 1]) into
+// *first, which starts at all ones.
+static __global__ void first_bad_value_kernel(const double *a, size_t n, bool conductivity,
+                                              unsigned long long *first) {
+    const size_t stride = (size_t)gridDim.x * blockDim.x;
+    unsigned long long bad = ~0ull;
+    for (size_t k = blockIdx.x * (size_t)blockDim.x + threadIdx.x; k < n && bad == ~0ull; k += stride) {
+        const double v = a[k];
+        if (conductivity ? !(v >= 0.0 && v <= 1.0) : !isfinite(v)) bad = k;
+    }
+    for (int o = 16; o > 0; o /= 2) bad = min(bad, __shfl_xor_sync(0xffffffffu, bad, o));
+    if (threadIdx.x % 32 == 0 && bad != ~0ull) atomicMin(first, bad);
+}
+
+} // namespace
+
+void check_heat_block(DeviceContext &ctx, const double *tinit, const double *conductivity, size_t rows,
+                      size_t cols, size_t first_row) {
+    const bool t_dev = on_device(tinit), c_dev = on_device(conductivity);
+    if (!t_dev && !c_dev) return check_heat_inputs(tinit, conductivity, rows, cols, first_row);
+    DeviceScope scope(ctx.device());
+    const size_t n = rows * cols;
+    const cudaStream_t s = ctx.main();
+    DeviceBuffer found;
+    found.reserve(2 * sizeof(unsigned long long));
+    auto *first = static_cast<unsigned long long *>(found.get());
+    check(cudaMemsetAsync(first, 0xff, 2 * sizeof(unsigned long long), s),
+          "cudaMemsetAsync (heat block check)");
+    const unsigned blocks =
+        (unsigned)std::min<size_t>((n + 255) / 256, (size_t)ctx.limits().multiprocessors * 8);
+    const double *arrays[2] = {tinit, conductivity};
+    const bool device[2] = {t_dev, c_dev};
+    for (int k = 0; k < 2; ++k)
+        if (device[k]) {
+            first_bad_value_kernel<<<blocks, 256, 0, s>>>(arrays[k], n, k == 1, first + k);
+            check_launch("heat first_bad_value_kernel");
+        }
+    unsigned long long bad[2] = {~0ull, ~0ull};
+    check(cudaMemcpyAsync(bad, first, sizeof bad, cudaMemcpyDeviceToHost, s),
+          "cudaMemcpyAsync (heat block check)");
+    ctx.synchronize_main();
+    for (int k = 0; k < 2; ++k)
+        if (!device[k])
+            for (size_t i = 0; i < n && bad[k] == ~0ull; ++i) {
+                uint64_t b;
+                std::memcpy(&b, &arrays[k][i], sizeof b);
+                if (k == 0 ? BadTemperature{}(b) : BadConductivity{}(b)) bad[k] = i;
+            }
+    // The row holding the first bad value, beside a row of good values of the other kind, named by the host
+    // check (temperatures first).
+    for (int k = 0; k < 2; ++k) {
+        if (bad[k] == ~0ull) continue;
+        const size_t row = size_t(bad[k]) / cols;
+        std::vector<double> values(cols), good(cols, 0.0);
+        check(cudaMemcpy(values.data(), arrays[k] + row * cols, cols * sizeof(double), cudaMemcpyDefault),
+              "cudaMemcpy (heat block check)");
+        check_heat_inputs(k == 0 ? values.data() : good.data(), k == 1 ? values.data() : good.data(), 1, cols,
+                          first_row + row);
+        fail(GPK_ERR_INTERNAL, "heat: the block check flagged a value that the host check did not find");
+    }
 }
 
 unsigned heat_slab_levels(DeviceContext &ctx) {

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# libgpk_mpi on the GPUs of one host, from the repository root, within one call of at most 10 minutes
+# (written for 2 GPUs; Open MPI need not be CUDA-aware):
+#   build  configure $B where needed (as tools/gpu/check.sh does) and build libgpk, libgpk_mpi, the gpk
+#          command, test_mpi_gpu, bench_mpi_heat and bench_mpi_ops
+#   test   test_mpi_gpu on 1 and 2 ranks, halo paths automatic (CUDA IPC between the GPUs) and host staging
+#          forced (GPK_TEST_MPI_HALO=host): heat, convolution and histograms equal to one process, host and
+#          device blocks, a launch failing on the last rank returned by every rank
+#   info   mpirun -np 2 gpk info: the heat halo path of each link, with its reason
+#   heat   bench_mpi_heat at 8192^2, 16384^2 and 32768^2 on 1 and 2 ranks, both paths in each 2-rank run
+#          (ms an iteration, µs a halo exchange)
+#   ops    bench_mpi_ops: u8 3x3 and f32 separable radius-8 convolutions of device blocks (SIDE^2, default
+#          16384), a u32 65536-bin histogram (SAMPLES, default 2e9), on 1 and 2 ranks: each GPU alone on
+#          its block beside the ranks together
+# Environment: STAGES (default all), B (default build-mpi), OUT (default mpi-logs), BUDGET (default 530),
+# SIDE, SAMPLES. The logs are tarred into $OUT/mpi-logs.tar.gz at the end.
+# shellcheck source=tools/gpu/check.sh
+. "$(dirname "$0")/check.sh"
+B=${B:-build-mpi}
+BUDGET=${BUDGET:-530}
+gpu_setup mpi "build test info heat ops"
+
+want build && build cli/gpk tests/mpi/test_mpi_gpu tests/mpi/bench_mpi_heat \
+    tests/mpi/bench_mpi_ops
+if want test; then
+    for np in 1 2; do
+        run "test_mpi_gpu -np $np" 90 test.log "${MPIRUN[@]}" -np "$np" "$B/tests/mpi/test_mpi_gpu"
+        run "test_mpi_gpu -np $np, host staging" 90 test.log "${MPIRUN[@]}" -np "$np" -x GPK_TEST_MPI_HALO=host \
+            "$B/tests/mpi/test_mpi_gpu"
+    done
+    rows_from 'test_mpi_gpu on|<->|FAIL' test.log
+fi
+if want info; then
+    run "gpk info -np 2" 60 info.log "${MPIRUN[@]}" -np 2 "$B/cli/gpk" info
+    rows_from '<->|MPI:' info.log
+fi
+if want heat; then
+    for n in 8192 16384 32768; do
+        it=120
+        [ "$n" = 32768 ] && it=30
+        for np in 1 2; do
+            run "bench_mpi_heat $n -np $np" 90 heat.log "${MPIRUN[@]}" -np "$np" "$B/tests/mpi/bench_mpi_heat" "$n" "$it" 3
+        done
+    done
+    rows_from '^(one|ranks-|halo-|rank )' heat.log
+fi
+if want ops; then
+    side=${SIDE:-16384}
+    for np in 1 2; do
+        for op in conv-u8 conv-f32; do
+            run "bench_mpi_ops $op $side -np $np" 60 ops.log "${MPIRUN[@]}" -np "$np" "$B/tests/mpi/bench_mpi_ops" \
+                "$op" "$side" "$side" 3
+        done
+        run "bench_mpi_ops hist ${SAMPLES:-2e9} -np $np" 60 ops.log "${MPIRUN[@]}" -np "$np" \
+            "$B/tests/mpi/bench_mpi_ops" hist "${SAMPLES:-2e9}" 3
+    done
+    rows_from '^(alone|ranks) ' ops.log
+fi
+summary | tee "$OUT/summary.log"
+tar -czf "$OUT/mpi-logs.tar.gz" -C "$OUT" --exclude mpi-logs.tar.gz . 2>/dev/null
