@@ -66,7 +66,7 @@ fi
 
 echo "== wheel"
 if PYTHONPATH=$BACKEND_PATH "$PYTHON" -c "import build" 2>/dev/null; then
-    PYTHONPATH=$BACKEND_PATH "$PYTHON" -m build --wheel --no-isolation --outdir "$WORK/dist" \
+    PYTHONPATH=$BACKEND_PATH "$PYTHON" -m build --wheel --no-isolation --skip-dependency-check --outdir "$WORK/dist" \
         "${settings[@]/#--config-settings=/-C}" "$ROOT"
 else
     PYTHONPATH=$BACKEND_PATH pip_in "$WORK/venv-pip" wheel --no-build-isolation --no-cache-dir --no-deps \
