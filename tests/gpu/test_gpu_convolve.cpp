@@ -357,8 +357,9 @@ void test_strip_kernel(gpu::Contexts &ctxs) {
 // around its 8-byte groups, the edge block (rows narrower than 20 and the columns from 8 (groups + 1) on)
 // and its 128-thread blocks; heights around its chunks (4 rows where sums are written at K = 7 and 9, else
 // 8) and strips of 8 rows, and rows shorter than the filter; every border, with the finishes in turn; every
-// way of finishing (multiply-high division, none, signed, both min/max passes). Input rows 8-byte aligned,
-// as it needs; output rows aligned or not. Box taps take the box kernel (test_box_kernel).
+// way of finishing (multiply-high division, none, signed; the passes of min/max, which such taps take through
+// the direct kernels). Input rows 8-byte aligned, as it needs; output rows aligned or not. Box taps take the
+// box kernel (test_box_kernel).
 void test_rank1_kernel(gpu::Contexts &ctxs) {
     const bool quick = gpu::quick();
     const std::vector<size_t> widths =
@@ -444,8 +445,9 @@ std::vector<size_t> box_layout_heights(bool quick) {
 // 7, 9) with every tap 1, 2, 3 or -1 (signed) and separable pairs of equal taps; widths around its 8-byte
 // groups, its warps of 30 writing lanes (240 columns) and blocks of 120 groups (960 columns), the edge
 // block and rows narrower than 20; heights around the filter, its chunks of 4 rows and its strips of 16;
-// every border; every finish (division by the sum as a multiply-high, none, signed, both min/max passes);
-// output rows aligned to 8 bytes or not; a few staged (host) images. Exact: the same bits.
+// every border; every finish (division by the sum as a multiply-high, in the box kernel; none, signed and
+// the passes of min/max, which take the rank-1, 3 x 3 or direct kernels); output rows aligned to 8 bytes or
+// not; a few staged (host) images. Exact: the same bits.
 void test_box_kernel(gpu::Contexts &ctxs) {
     const bool quick = gpu::quick();
     const std::vector<size_t> widths = box_layout_widths(quick), heights = box_layout_heights(quick);

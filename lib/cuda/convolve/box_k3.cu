@@ -2,6 +2,5 @@
 #include "cuda/convolve/box_launch.cuh"
 
 namespace gpk::cuda::conv {
-template unsigned launch_box<3, false>(const PassArgs &, const Rank1Taps<3> &, int, bool, cudaStream_t);
-template unsigned launch_box<3, true>(const PassArgs &, const Rank1Taps<3> &, int, bool, cudaStream_t);
+template unsigned launch_box<3>(const PassArgs &, const Rank1Taps<3> &, int, cudaStream_t);
 } // namespace gpk::cuda::conv

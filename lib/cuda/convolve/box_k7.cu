@@ -2,6 +2,5 @@
 #include "cuda/convolve/box_launch.cuh"
 
 namespace gpk::cuda::conv {
-template unsigned launch_box<7, false>(const PassArgs &, const Rank1Taps<7> &, int, bool, cudaStream_t);
-template unsigned launch_box<7, true>(const PassArgs &, const Rank1Taps<7> &, int, bool, cudaStream_t);
+template unsigned launch_box<7>(const PassArgs &, const Rank1Taps<7> &, int, cudaStream_t);
 } // namespace gpk::cuda::conv

@@ -1,5 +1,5 @@
-// Launches of the box kernel (box.cuh), instantiated one K a file (box_k3.cu .. box_k9.cu; 9 x 9's passes of
-// min/max apart, box_k9_minmax.cu) so that they compile in parallel.
+// Launches of the box kernel (box.cuh), instantiated one K a file (box_k3.cu .. box_k9.cu) so that they
+// compile in parallel.
 #pragma once
 
 #include "cuda/convolve/box.cuh"
@@ -12,9 +12,9 @@ namespace gpk::cuda::conv {
 constexpr int kBoxStripRows = 16;
 
 // Rows a chunk of the box kernel: 4. Chunks of 8 hold more loads in flight but cost registers that the
-// kernel lacks at K = 7 and 9 (which read their leaving rows again) and in the min/max passes (whose extra
-// state spills). Sums written at K <= 5 walk their strips in prefetched chunks (the next chunk's loads
-// issued before the current chunk's steps: walk_chunks), which keeps a chunk of loads always in flight.
+// kernel lacks at K = 7 and 9 (which read their leaving rows again). Sums written at K <= 5 walk their strips
+// in prefetched chunks (the next chunk's loads issued before the current chunk's steps: walk_chunks), which
+// keeps a chunk of loads always in flight.
 constexpr int kBoxChunk = 4;
 template <int K, StripMode M> constexpr bool box_prefetch() {
     return M == StripMode::divide && K <= 5;
@@ -32,16 +32,13 @@ unsigned launch_box_kernel(const PassArgs &a, const Rank1Taps<K> &taps, int t, c
     return grid.x * grid.y;
 }
 
-template <int K, bool MinMax>
-unsigned launch_box(const PassArgs &a, const Rank1Taps<K> &taps, int t, bool is_signed, cudaStream_t s) {
-    auto launch = [&](auto m, auto sg, auto d, const U8Divider &dv, int r) {
-        return launch_box_kernel<K, decltype(m)::value, decltype(sg)::value, decltype(d)::value>(a, taps, t,
-                                                                                                 dv, r, s);
-    };
-    if constexpr (MinMax)
-        return launch_minmax_modes(a, kBoxStripRows, launch);
-    else
-        return launch_sum_modes(a, is_signed, kBoxStripRows, launch);
+// Box filters as users write them (box:K, sum normalisation) take the box kernel; the rarer forms (signed
+// taps, no normalisation, min/max) take the rank-1 or the direct kernels, which compute the same sums.
+template <int K> unsigned launch_box(const PassArgs &a, const Rank1Taps<K> &taps, int t, cudaStream_t s) {
+    U8Divider dv{};
+    if (t < 0 || minmax_pass(a) || !make_u8_divider(a, dv) || !dv.sum || a.out.isum == 1 || dv.shift != 32)
+        return 0;
+    return launch_box_kernel<K, StripMode::divide, false, StripDiv::mulhi>(a, taps, t, dv, kBoxStripRows, s);
 }
 
 } // namespace gpk::cuda::conv

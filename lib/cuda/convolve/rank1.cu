@@ -63,9 +63,9 @@ template <int K> bool box_tap(const Rank1Taps<K> &taps, int &t) {
     return t != 0;
 }
 
-// Box filters take the box kernel (box_launch.cuh), at K = 3 too (ahead of the 3 x 3 strip and pair
-// kernels); other rank-1 taps the rank-1 strip kernel at K >= 5 (at K = 3 it does no more work per output
-// than the 3 x 3 strip kernel); 0 where neither applies.
+// Box filters take the box kernel (box_launch.cuh) where it applies, at K = 3 too (ahead of the 3 x 3 strip
+// and pair kernels); other rank-1 taps the rank-1 strip kernel at K >= 5 (at K = 3 it does no more work per
+// output than the 3 x 3 strip kernel); 0 where neither applies.
 template <int K> unsigned launch_rank1_k(const PassArgs &a, cudaStream_t s) {
     const gpk_filter &f = *a.filter;
     Rank1Taps<K> taps;
@@ -74,13 +74,9 @@ template <int K> unsigned launch_rank1_k(const PassArgs &a, cudaStream_t s) {
     for (const std::vector<double> *v : {&f.taps, &f.row, &f.col})
         for (double t : *v) is_signed |= t < 0;
     int t = 0;
-    const bool minmax = minmax_pass(a);
-    if (box_tap(taps, t))
-        return minmax ? launch_box<K, true>(a, taps, t, is_signed, s)
-                      : launch_box<K, false>(a, taps, t, is_signed, s);
-    if constexpr (K >= 5)
-        return minmax ? launch_rank1_strip<K, true>(a, taps, is_signed, s)
-                      : launch_rank1_strip<K, false>(a, taps, is_signed, s);
+    if (box_tap(taps, t) && !is_signed)
+        if (unsigned blocks = launch_box<K>(a, taps, t, s)) return blocks;
+    if constexpr (K >= 5) return launch_rank1_strip<K>(a, taps, is_signed, s);
     return 0;
 }
 

@@ -2,6 +2,5 @@
 #include "cuda/convolve/rank1_launch.cuh"
 
 namespace gpk::cuda::conv {
-template unsigned launch_rank1_strip<5, false>(const PassArgs &, const Rank1Taps<5> &, bool, cudaStream_t);
-template unsigned launch_rank1_strip<5, true>(const PassArgs &, const Rank1Taps<5> &, bool, cudaStream_t);
+template unsigned launch_rank1_strip<5>(const PassArgs &, const Rank1Taps<5> &, bool, cudaStream_t);
 } // namespace gpk::cuda::conv

@@ -2,6 +2,5 @@
 #include "cuda/convolve/rank1_launch.cuh"
 
 namespace gpk::cuda::conv {
-template unsigned launch_rank1_strip<7, false>(const PassArgs &, const Rank1Taps<7> &, bool, cudaStream_t);
-template unsigned launch_rank1_strip<7, true>(const PassArgs &, const Rank1Taps<7> &, bool, cudaStream_t);
+template unsigned launch_rank1_strip<7>(const PassArgs &, const Rank1Taps<7> &, bool, cudaStream_t);
 } // namespace gpk::cuda::conv

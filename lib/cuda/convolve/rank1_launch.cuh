@@ -1,5 +1,5 @@
 // Launches of the rank-1 strip kernel (rank1.cuh), instantiated one K a file (rank1_k5.cu, rank1_k7.cu,
-// rank1_k9.cu; 9 x 9's passes of min/max apart, rank1_k9_minmax.cu) so that they compile in parallel.
+// rank1_k9.cu) so that they compile in parallel.
 #pragma once
 
 #include "cuda/convolve/strip_launch.cuh"
@@ -25,16 +25,14 @@ unsigned launch_rank1_kernel(const PassArgs &a, const Rank1Taps<K> &taps, const 
     return grid.x * grid.y;
 }
 
-template <int K, bool MinMax>
+template <int K>
 unsigned launch_rank1_strip(const PassArgs &a, const Rank1Taps<K> &taps, bool is_signed, cudaStream_t s) {
-    auto launch = [&](auto m, auto sg, auto d, const U8Divider &dv, int r) {
-        return launch_rank1_kernel<K, decltype(m)::value, decltype(sg)::value, decltype(d)::value>(a, taps,
-                                                                                                   dv, r, s);
-    };
-    if constexpr (MinMax)
-        return launch_minmax_modes(a, kStripChunk, launch);
-    else
-        return launch_sum_modes(a, is_signed, kStripChunk, launch);
+    if (minmax_pass(a)) return 0;
+    return launch_sum_modes(
+        a, is_signed, kStripChunk, [&](auto m, auto sg, auto d, const U8Divider &dv, int r) {
+            return launch_rank1_kernel<K, decltype(m)::value, decltype(sg)::value, decltype(d)::value>(
+                a, taps, dv, r, s);
+        });
 }
 
 } // namespace gpk::cuda::conv

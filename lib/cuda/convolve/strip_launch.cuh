@@ -160,36 +160,19 @@ unsigned launch_strip(const PassArgs &a, cudaStream_t s);
 // The pair kernel (pair.cu) for 3 x 3 byte taps with sum |taps| <= kPairMaxAbsSum: both passes of min/max
 // normalisation and written sums; 0 where it does not apply.
 unsigned launch_pair(const PassArgs &a, cudaStream_t s);
-// The rank-1 strip kernel (rank1_launch.cuh) for K x K rank-1 taps (K = 5, 7, 9), and the box kernel
-// (box_launch.cuh) for K x K taps that are all t (as rank-1 taps), in the form that finishes the pass's
-// sums: the passes of min/max where MinMax (minmax_pass), else written sums; 0 where it does not apply.
-template <int K, bool MinMax>
+// The rank-1 strip kernel (rank1_launch.cuh) for K x K rank-1 taps (K = 5, 7, 9), written sums; and the
+// box kernel (box_launch.cuh) for K x K taps that are all t > 0 (as rank-1 taps), written sums divided by a
+// divider whose shift is 32 (the sum normalisation of box filters); 0 where they do not apply. The passes
+// of min/max normalisation take the 3 x 3 kernels or the direct ones (launch_conv2d).
+template <int K>
 unsigned launch_rank1_strip(const PassArgs &a, const Rank1Taps<K> &taps, bool is_signed, cudaStream_t s);
-template <int K, bool MinMax>
-unsigned launch_box(const PassArgs &a, const Rank1Taps<K> &taps, int t, bool is_signed, cudaStream_t s);
-extern template unsigned launch_rank1_strip<5, false>(const PassArgs &, const Rank1Taps<5> &, bool,
-                                                      cudaStream_t);
-extern template unsigned launch_rank1_strip<5, true>(const PassArgs &, const Rank1Taps<5> &, bool,
-                                                     cudaStream_t);
-extern template unsigned launch_rank1_strip<7, false>(const PassArgs &, const Rank1Taps<7> &, bool,
-                                                      cudaStream_t);
-extern template unsigned launch_rank1_strip<7, true>(const PassArgs &, const Rank1Taps<7> &, bool,
-                                                     cudaStream_t);
-extern template unsigned launch_rank1_strip<9, false>(const PassArgs &, const Rank1Taps<9> &, bool,
-                                                      cudaStream_t);
-extern template unsigned launch_rank1_strip<9, true>(const PassArgs &, const Rank1Taps<9> &, bool,
-                                                     cudaStream_t);
-extern template unsigned launch_box<3, false>(const PassArgs &, const Rank1Taps<3> &, int, bool,
-                                              cudaStream_t);
-extern template unsigned launch_box<3, true>(const PassArgs &, const Rank1Taps<3> &, int, bool, cudaStream_t);
-extern template unsigned launch_box<5, false>(const PassArgs &, const Rank1Taps<5> &, int, bool,
-                                              cudaStream_t);
-extern template unsigned launch_box<5, true>(const PassArgs &, const Rank1Taps<5> &, int, bool, cudaStream_t);
-extern template unsigned launch_box<7, false>(const PassArgs &, const Rank1Taps<7> &, int, bool,
-                                              cudaStream_t);
-extern template unsigned launch_box<7, true>(const PassArgs &, const Rank1Taps<7> &, int, bool, cudaStream_t);
-extern template unsigned launch_box<9, false>(const PassArgs &, const Rank1Taps<9> &, int, bool,
-                                              cudaStream_t);
-extern template unsigned launch_box<9, true>(const PassArgs &, const Rank1Taps<9> &, int, bool, cudaStream_t);
+template <int K> unsigned launch_box(const PassArgs &a, const Rank1Taps<K> &taps, int t, cudaStream_t s);
+extern template unsigned launch_rank1_strip<5>(const PassArgs &, const Rank1Taps<5> &, bool, cudaStream_t);
+extern template unsigned launch_rank1_strip<7>(const PassArgs &, const Rank1Taps<7> &, bool, cudaStream_t);
+extern template unsigned launch_rank1_strip<9>(const PassArgs &, const Rank1Taps<9> &, bool, cudaStream_t);
+extern template unsigned launch_box<3>(const PassArgs &, const Rank1Taps<3> &, int, cudaStream_t);
+extern template unsigned launch_box<5>(const PassArgs &, const Rank1Taps<5> &, int, cudaStream_t);
+extern template unsigned launch_box<7>(const PassArgs &, const Rank1Taps<7> &, int, cudaStream_t);
+extern template unsigned launch_box<9>(const PassArgs &, const Rank1Taps<9> &, int, cudaStream_t);
 
 } // namespace gpk::cuda::conv
