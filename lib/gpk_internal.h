@@ -42,6 +42,9 @@ GPK_API gpk_status gpk_internal_copy_rows(gpk_context *ctx, void *dst, size_t ds
 /** Device memory of the context's device (kept until freed or the context is destroyed). */
 GPK_API gpk_status gpk_internal_device_alloc(gpk_context *ctx, size_t bytes, void **out);
 GPK_API void gpk_internal_device_free(gpk_context *ctx, void *p);
+/** Device memory of the context's device kept for the next call: grown where smaller than `bytes`, valid
+ *  until the next call of this function or the context's destruction. */
+GPK_API gpk_status gpk_internal_device_scratch(gpk_context *ctx, size_t bytes, void **out);
 
 /** 1 where the test hook GPK_TEST_MPI_HALO=host forces libgpk_mpi's halos through host memory. */
 GPK_API int gpk_internal_halo_host_forced(void);
@@ -65,13 +68,18 @@ GPK_API void gpk_internal_heat_slab_destroy(gpk_internal_heat_slab *slab);
  *  or device memory by the side's path; NULL on a side whose rows the slab copies itself (a notice only). */
 typedef void (*gpk_internal_exchange_fn)(void *user, double *const send[2], double *const recv[2]);
 
-/** Advances rows [own_begin, own_end) by `levels` iterations into the other grid; maxdiff[levels]. With
- *  `exchange`, the exchange is run once while the rows away from the edges compute, and the received rows
- *  land above (up) and below (down) the own rows of the result; it is run also when the pass fails. */
-GPK_API gpk_status gpk_internal_heat_slab_pass(gpk_internal_heat_slab *slab, unsigned levels,
-                                               size_t own_begin, size_t own_end, size_t depth, int up,
-                                               int down, gpk_internal_exchange_fn exchange, void *user,
-                                               double *maxdiff);
+/** Advances rows [own_begin, own_end) by `levels` iterations into another grid, which becomes current
+ *  (HeatSlab::launch: the pass may still run on return). With `exchange`, the exchange is run once while
+ *  the rows away from the edges compute, and the received rows land above (up) and below (down) the own
+ *  rows of the result; it is run also when the pass fails. collect writes the maxdiffs (one a level) of the
+ *  oldest pass not collected yet, once it is done; back makes the newest pass's source current again;
+ *  ahead is how many passes may be launched before the first is collected (and back called in a row). */
+GPK_API gpk_status gpk_internal_heat_slab_launch(gpk_internal_heat_slab *slab, unsigned levels,
+                                                 size_t own_begin, size_t own_end, size_t depth, int up,
+                                                 int down, gpk_internal_exchange_fn exchange, void *user);
+GPK_API gpk_status gpk_internal_heat_slab_collect(gpk_internal_heat_slab *slab, double *maxdiff);
+GPK_API gpk_status gpk_internal_heat_slab_back(gpk_internal_heat_slab *slab);
+GPK_API unsigned gpk_internal_heat_slab_ahead(const gpk_internal_heat_slab *slab);
 /** One exchange as a pass makes it, without computing (HeatSlab::exchange_only). */
 GPK_API gpk_status gpk_internal_heat_slab_exchange(gpk_internal_heat_slab *slab, size_t own_begin,
                                                    size_t own_end, size_t depth, int up, int down,
@@ -90,7 +98,6 @@ GPK_API void gpk_internal_heat_slab_close_peers(gpk_internal_heat_slab *slab);
 /** 1 where the slab's rows are in device memory. */
 GPK_API int gpk_internal_heat_slab_on_device(const gpk_internal_heat_slab *slab);
 
-GPK_API gpk_status gpk_internal_heat_slab_swap(gpk_internal_heat_slab *slab);
 GPK_API gpk_status gpk_internal_heat_slab_read_rows(gpk_internal_heat_slab *slab, size_t first, size_t count,
                                                     double *out);
 GPK_API gpk_status gpk_internal_heat_slab_row_stats(gpk_internal_heat_slab *slab, size_t first, size_t count,

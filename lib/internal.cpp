@@ -82,6 +82,14 @@ GPK_API gpk_status gpk_internal_device_alloc(gpk_context *ctx, size_t bytes, voi
     });
 }
 
+GPK_API gpk_status gpk_internal_device_scratch(gpk_context *ctx, size_t bytes, void **out) {
+    return with_context(ctx, [&] {
+        require(out, "out");
+        *out = nullptr;
+        *out = ctx->backend->device_scratch(bytes);
+    });
+}
+
 GPK_API void gpk_internal_device_free(gpk_context *ctx, void *p) {
     if (ctx && p) with_context(ctx, [&] { ctx->backend->device_free(p); });
 }
@@ -134,13 +142,24 @@ GPK_API void gpk_internal_heat_slab_destroy(gpk_internal_heat_slab *slab) {
     delete slab;
 }
 
-GPK_API gpk_status gpk_internal_heat_slab_pass(gpk_internal_heat_slab *slab, unsigned levels,
-                                               size_t own_begin, size_t own_end, size_t depth, int up,
-                                               int down, gpk_internal_exchange_fn exchange, void *user,
-                                               double *maxdiff) {
+GPK_API gpk_status gpk_internal_heat_slab_launch(gpk_internal_heat_slab *slab, unsigned levels,
+                                                 size_t own_begin, size_t own_end, size_t depth, int up,
+                                                 int down, gpk_internal_exchange_fn exchange, void *user) {
     const gpk::HaloExchange x = halo_exchange(depth, up, down, exchange, user);
-    return with_context(
-        slab->ctx, [&] { slab->slab->pass(levels, own_begin, own_end, exchange ? &x : nullptr, maxdiff); });
+    return with_context(slab->ctx,
+                        [&] { slab->slab->launch(levels, own_begin, own_end, exchange ? &x : nullptr); });
+}
+
+GPK_API gpk_status gpk_internal_heat_slab_collect(gpk_internal_heat_slab *slab, double *maxdiff) {
+    return with_context(slab->ctx, [&] { slab->slab->collect(maxdiff); });
+}
+
+GPK_API gpk_status gpk_internal_heat_slab_back(gpk_internal_heat_slab *slab) {
+    return with_context(slab->ctx, [&] { slab->slab->back(); });
+}
+
+GPK_API unsigned gpk_internal_heat_slab_ahead(const gpk_internal_heat_slab *slab) {
+    return slab ? slab->slab->ahead() : 0;
 }
 
 GPK_API gpk_status gpk_internal_heat_slab_exchange(gpk_internal_heat_slab *slab, size_t own_begin,
@@ -192,10 +211,6 @@ GPK_API void gpk_internal_heat_slab_close_peers(gpk_internal_heat_slab *slab) {
 
 GPK_API int gpk_internal_heat_slab_on_device(const gpk_internal_heat_slab *slab) {
     return slab && slab->slab->on_device() ? 1 : 0;
-}
-
-GPK_API gpk_status gpk_internal_heat_slab_swap(gpk_internal_heat_slab *slab) {
-    return with_context(slab->ctx, [&] { slab->slab->swap(); });
 }
 
 GPK_API gpk_status gpk_internal_heat_slab_read_rows(gpk_internal_heat_slab *slab, size_t first, size_t count,

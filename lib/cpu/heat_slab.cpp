@@ -18,7 +18,7 @@ namespace {
 
 constexpr unsigned kSlabLevels = kHeatSlabLevels;
 
-class CpuHeatSlab final : public HeatSlab {
+class CpuHeatSlab final : public TwoGridHeatSlab {
 public:
     CpuHeatSlab(ThreadPool &pool, const HeatSlabJob &job);
     unsigned max_levels() const override { return kSlabLevels; }

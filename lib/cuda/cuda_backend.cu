@@ -84,6 +84,12 @@ public:
         allocations_.erase(p);
     }
 
+    void *device_scratch(size_t bytes) override {
+        DeviceScope scope(device_);
+        scratch_.reserve(bytes ? bytes : 1);
+        return scratch_.get();
+    }
+
     void check_heat_block(const double *tinit, const double *conductivity, size_t rows, size_t cols,
                           size_t first_row) override {
         cuda::check_heat_block(*ctx_, tinit, conductivity, rows, cols, first_row);
@@ -103,6 +109,7 @@ private:
     int device_;
     std::unique_ptr<DeviceContext> ctx_;
     std::map<void *, std::unique_ptr<DeviceBuffer>> allocations_; // device_alloc's, freed with the context
+    DeviceBuffer scratch_;                                        // device_scratch's
 };
 
 } // namespace

@@ -46,6 +46,12 @@ public:
         fail(GPK_ERR_INVALID_ARGUMENT, "device memory on a context of the CPU backend");
     }
     virtual void device_free(void *p) { (void)p; }
+    // Device memory kept for the next call (grown where it is smaller than `bytes`; valid until the next
+    // call or the backend's end), so that calls which need some on each call do not allocate it each time.
+    virtual void *device_scratch(size_t bytes) {
+        (void)bytes;
+        fail(GPK_ERR_INVALID_ARGUMENT, "device memory on a context of the CPU backend");
+    }
     // check_heat_inputs of a rank's block, which may be in device memory.
     virtual void check_heat_block(const double *tinit, const double *conductivity, size_t rows, size_t cols,
                                   size_t first_row) {

@@ -8,8 +8,10 @@
 
 #include "engine/error.hpp"
 
+#include <algorithm>
 #include <cstddef>
 #include <string>
+#include <vector>
 
 namespace gpk {
 
@@ -86,20 +88,24 @@ public:
 
     // One halo exchange as a pass makes it, without computing: the first and last `depth` rows of
     // [own_begin, own_end) of the current grid go to the neighbours, and theirs land beyond those rows of the
-    // current grid (what a benchmark times). Throws as pass() does, the exchange run anyway.
+    // current grid (what a benchmark times). Throws as launch() does, the exchange run anyway.
     virtual void exchange_only(size_t own_begin, size_t own_end, const HaloExchange &exchange) = 0;
 
     // Advances rows [own_begin, own_end) (within 1..rows-2) of the current grid by `levels` iterations into
-    // the other grid; rows outside are read as the current grid holds them. maxdiff[k] receives the largest
-    // |difference| of iteration k+1 over the own rows. With an exchange (levels <= depth <= max_levels()
-    // and <= the own rows), the rows beyond the own rows of the *result* are filled from it before the
-    // call returns. Throws gpk::Error; the exchange's run() is then called anyway if it had not been yet,
-    // with send buffers of unspecified contents, so that the ranks' exchanges stay matched.
-    virtual void pass(unsigned levels, size_t own_begin, size_t own_end, const HaloExchange *exchange,
-                      double *maxdiff) = 0;
+    // another grid, which becomes the current one; rows outside are read as the source holds them. With an
+    // exchange (levels <= depth <= max_levels() and <= the own rows), the rows beyond the own rows of the
+    // result are filled from it. The pass may still be running when launch() returns: collect() hands over
+    // its maxdiffs (maxdiff[k]: the largest |difference| of iteration k+1 over the own rows) once it is done,
+    // the oldest uncollected pass first. Throws gpk::Error; the exchange's run() is then called anyway if it
+    // had not been yet, with send buffers of unspecified contents, so that the ranks' exchanges stay matched.
+    virtual void launch(unsigned levels, size_t own_begin, size_t own_end, const HaloExchange *exchange) = 0;
+    virtual void collect(double *maxdiff) = 0;
 
-    // The result of the last pass becomes the current grid.
-    virtual void swap() = 0;
+    // Makes the source of the newest pass current again (its maxdiffs, where not collected yet, dropped).
+    // A slab keeps the sources of its last ahead() passes: up to ahead() passes may be launched before the
+    // first of them is collected, and back() may be called as many times in a row.
+    virtual unsigned ahead() const = 0;
+    virtual void back() = 0;
 
     // Rows [first, first + count) of the current grid to host memory, count * cols doubles.
     virtual void read_rows(size_t first, size_t count, double *out) = 0;
@@ -133,6 +139,28 @@ public:
     virtual void close_peers() {}
     // Whether the slab's rows are in device memory (a CUDA-aware MPI could take its device buffers).
     virtual bool on_device() const { return false; }
+};
+
+// A slab of two grids whose passes are done when pass() returns: launch() is a pass and a swap, the source
+// left in the other grid for back(); one pass ahead at most.
+class TwoGridHeatSlab : public HeatSlab {
+public:
+    // launch() without making the result current: it is in the other grid until swap().
+    virtual void pass(unsigned levels, size_t own_begin, size_t own_end, const HaloExchange *exchange,
+                      double *maxdiff) = 0;
+    virtual void swap() = 0;
+
+    void launch(unsigned levels, size_t own_begin, size_t own_end, const HaloExchange *exchange) override {
+        collected_.assign(levels, 0.0);
+        pass(levels, own_begin, own_end, exchange, collected_.data());
+        swap();
+    }
+    void collect(double *maxdiff) override { std::copy(collected_.begin(), collected_.end(), maxdiff); }
+    unsigned ahead() const override { return 1; }
+    void back() override { swap(); }
+
+private:
+    std::vector<double> collected_;
 };
 
 inline void HeatSlab::set_paths(HaloPath up, HaloPath down) {

@@ -4,7 +4,8 @@
 // made up: a block that reaches an edge of the image starts or ends there, so the backend applies the
 // border rule there as it does to the whole image. Min/max normalisation takes the range over the own
 // rows of every rank, agreed on in an all-reduce while the backend waits between its two passes
-// (gpk_internal_convolve's range callback).
+// (gpk_internal_convolve's range callback). A block in device memory, without min/max normalisation, is
+// convolved where it is (convolve_in_place): only the reach rows and the block's first and last rows move.
 #include "mpi/convolve.hpp"
 
 #include "engine/abi.hpp"
@@ -91,25 +92,68 @@ void check_layout(const gpk_image &im, const void *data, const std::string &name
         invalid(name + "_data is not aligned to the " + gpk_dtype_name(im.dtype) + " sample size");
 }
 
-// Device memory of the rank's context for the block widened by the reach, freed on the way out.
-struct DeviceScratch {
-    gpk_context *ctx = nullptr;
+// The context's device scratch (gpk_internal_device_scratch), kept between calls.
+unsigned char *device_scratch(gpk_context *ctx, size_t bytes) {
     void *p = nullptr;
-    DeviceScratch(gpk_context *c, size_t bytes) : ctx(c) {
-        if (gpk_internal_device_alloc(ctx, bytes, &p) != GPK_OK)
-            throw Error(GPK_ERR_OUT_OF_MEMORY, gpk_context_last_error(ctx));
-    }
-    ~DeviceScratch() { gpk_internal_device_free(ctx, p); }
-    DeviceScratch(const DeviceScratch &) = delete;
-    DeviceScratch &operator=(const DeviceScratch &) = delete;
-    unsigned char *get() const { return static_cast<unsigned char *>(p); }
-};
+    if (gpk_internal_device_scratch(ctx, bytes, &p) != GPK_OK)
+        throw Error(GPK_ERR_OUT_OF_MEMORY, gpk_context_last_error(ctx));
+    return static_cast<unsigned char *>(p);
+}
 
 // Rows between host and device memory through the context (gpk_internal_copy_rows).
 void copy_rows(gpk_context *ctx, void *dst, size_t dst_pitch, const void *src, size_t src_pitch, size_t width,
                size_t rows) {
     if (gpk_internal_copy_rows(ctx, dst, dst_pitch, src, src_pitch, width, rows) != GPK_OK)
         throw Error(GPK_ERR_DEVICE, gpk_context_last_error(ctx));
+}
+
+void convolve_call(gpk_context *ctx, const gpk_convolve_params &params, const gpk_image &in,
+                   const void *in_data, const gpk_image &out, void *out_data) {
+    const gpk_status s =
+        gpk_internal_convolve(ctx, &params, &in, in_data, &out, out_data, 0, SIZE_MAX, nullptr, nullptr);
+    if (s != GPK_OK) throw Error(s, gpk_context_last_error(ctx));
+}
+
+// A block in device memory convolved where it is (without a min/max range over the ranks): the block as an
+// image of its own, whose rows but the first and last `reach` read only rows of the block; then those rows
+// again from two small images, the `above` reach rows and the block's first 2 * reach rows (the block's
+// last 2 * reach rows and the `below` reach rows), their results copied over the block's. Every output
+// row is made from the same input rows as in the whole image, by the same pass functions, so it has the
+// same bits; nothing of the block is copied but those rows. place(k0, k1, to, true) packs reach rows
+// [k0, k1) (`above` rows, the block's, `below` rows) at `to` in device memory.
+template <class Place>
+void convolve_in_place(Team &team, gpk_context *ctx, const gpk_convolve_params &params, const gpk_image &in,
+                       const void *in_data, const gpk_image &out, void *out_data, size_t reach, size_t above,
+                       size_t below, Place &&place) {
+    const size_t count = in.height;
+    const size_t in_row = in.width * in.channels * gpk_dtype_size(in.dtype),
+                 out_row = out.width * out.channels * gpk_dtype_size(out.dtype);
+    const size_t out_stride = out.stride ? out.stride : out_row;
+    team.step([&] {
+        convolve_call(ctx, params, in, in_data, out, out_data);
+        const size_t top = above ? above + 2 * reach : 0, bottom = below ? below + 2 * reach : 0;
+        if (!top && !bottom) return;
+        unsigned char *in_top = device_scratch(ctx, (top + bottom) * (in_row + out_row));
+        unsigned char *in_bottom = in_top + top * in_row, *out_top = in_bottom + bottom * in_row,
+                      *out_bottom = out_top + top * out_row;
+        gpk_image edge_in = in, edge_out = out;
+        edge_in.stride = edge_out.stride = 0;
+        auto *dst = static_cast<unsigned char *>(out_data);
+        if (top) {
+            place(0, top, in_top, true);
+            edge_in.height = edge_out.height = top;
+            convolve_call(ctx, params, edge_in, in_top, edge_out, out_top);
+            copy_rows(ctx, dst, out_stride, out_top + above * out_row, out_row, out_row, reach);
+        }
+        if (bottom) {
+            const size_t first = above + count - 2 * reach;
+            place(first, first + bottom, in_bottom, true);
+            edge_in.height = edge_out.height = bottom;
+            convolve_call(ctx, params, edge_in, in_bottom, edge_out, out_bottom);
+            copy_rows(ctx, dst + (count - reach) * out_stride, out_stride, out_bottom + reach * out_row,
+                      out_row, out_row, reach);
+        }
+    });
 }
 
 struct RowType {
@@ -200,74 +244,93 @@ void convolve(Team &team, gpk_context *ctx, const gpk_convolve_params *caller_pa
         }
     }
 
-    // A block in device memory stays there: the widened block and its result are device buffers, and only
-    // the rows the neighbours need (and theirs) cross to the host for the all-to-all.
+    // A block in device memory stays there: only the rows the neighbours need (and theirs) cross to the
+    // host for the all-to-all, in runs of consecutive rows.
     const bool in_dev = gpk_internal_on_device(ctx, in_data) != 0,
                out_dev = gpk_internal_on_device(ctx, out_data) != 0;
-    std::vector<unsigned char> ext_in_host, ext_out_host, sent, received;
-    std::unique_ptr<DeviceScratch> ext_in_dev, ext_out_dev;
     const auto *src = static_cast<const unsigned char *>(in_data);
+    std::vector<unsigned char> sent, received;
     team.step([&] {
         if (in_row > size_t(INT_MAX)) fail(GPK_ERR_UNSUPPORTED, "a row of more than 2^31 - 1 bytes");
-        if (in_dev)
-            ext_in_dev = std::make_unique<DeviceScratch>(ctx, mine.size() * in_row);
-        else
-            ext_in_host.resize(mine.size() * in_row);
-        if (out_dev)
-            ext_out_dev = std::make_unique<DeviceScratch>(ctx, mine.size() * out_row);
-        else
-            ext_out_host.resize(mine.size() * out_row);
         sent.resize(send_rows.size() * in_row);
         received.resize(size_t(recv_displs.back() + recv_counts.back()) * in_row);
-        for (size_t k = 0; k < send_rows.size(); ++k) {
-            const unsigned char *row = src + (send_rows[k] - block.begin) * in_stride;
+        for (size_t k = 0; k < send_rows.size();) {
+            size_t run = 1;
+            while (k + run < send_rows.size() && send_rows[k + run] == send_rows[k] + run) ++run;
+            const unsigned char *first = src + (send_rows[k] - block.begin) * in_stride;
             if (in_dev)
-                copy_rows(ctx, &sent[k * in_row], in_row, row, in_stride, in_row, 1);
+                copy_rows(ctx, &sent[k * in_row], in_row, first, in_stride, in_row, run);
             else
-                std::memcpy(&sent[k * in_row], row, in_row);
+                for (size_t i = 0; i < run; ++i)
+                    std::memcpy(&sent[(k + i) * in_row], first + i * in_stride, in_row);
+            k += run;
         }
     });
-    unsigned char *ext_in = in_dev ? ext_in_dev->get() : ext_in_host.data();
-    unsigned char *ext_out = out_dev ? ext_out_dev->get() : ext_out_host.data();
     RowType row(in_row);
     MPI_Alltoallv(sent.data(), send_counts.data(), send_displs.data(), row.type, received.data(),
                   recv_counts.data(), recv_displs.data(), row.type, team.comm());
-    // The reach rows in order: the block's own from the input (also where wrap repeats them), the others
-    // as they arrived, source by source; runs of consecutive own rows in one copy.
-    team.step([&] {
+    // Where each reach row is: the block's own row (also where wrap repeats it), or its place among the
+    // rows that arrived, source by source.
+    std::vector<const unsigned char *> where(mine.size());
+    std::vector<char> own(mine.size());
+    {
         std::vector<size_t> next(size_t(size), 0);
-        for (size_t k = 0; k < mine.size();) {
+        for (size_t k = 0; k < mine.size(); ++k) {
             const size_t g = mine[k];
-            if (g >= block.begin && g < block.begin + block.count) {
-                size_t run = 1;
-                while (k + run < mine.size() && mine[k + run] == g + run &&
-                       g + run < block.begin + block.count)
-                    ++run;
-                const unsigned char *first = src + (g - block.begin) * in_stride;
-                if (in_dev)
-                    copy_rows(ctx, &ext_in[k * in_row], in_row, first, in_stride, in_row, run);
-                else
-                    for (size_t i = 0; i < run; ++i)
-                        std::memcpy(&ext_in[(k + i) * in_row], first + i * in_stride, in_row);
-                k += run;
-                continue;
+            own[k] = g >= block.begin && g < block.begin + block.count;
+            if (own[k]) {
+                where[k] = src + (g - block.begin) * in_stride;
+            } else {
+                const size_t r = size_t(owner(block, g));
+                where[k] = &received[(size_t(recv_displs[r]) + next[r]++) * in_row];
             }
-            const size_t r = size_t(owner(block, g));
-            const unsigned char *arrived = &received[(size_t(recv_displs[r]) + next[r]++) * in_row];
-            if (in_dev)
-                copy_rows(ctx, &ext_in[k * in_row], in_row, arrived, in_row, in_row, 1);
-            else
-                std::memcpy(&ext_in[k * in_row], arrived, in_row);
-            ++k;
         }
-    });
+    }
+    // Reach rows [k0, k1) packed at `to` (host or device memory), runs of rows consecutive at their source
+    // in one copy.
+    auto place = [&](size_t k0, size_t k1, unsigned char *to, bool to_device) {
+        for (size_t k = k0; k < k1;) {
+            const size_t pitch = own[k] ? in_stride : in_row;
+            size_t run = 1;
+            while (k + run < k1 && own[k + run] == own[k] && where[k + run] == where[k] + run * pitch) ++run;
+            if (to_device || in_dev)
+                copy_rows(ctx, to + (k - k0) * in_row, in_row, where[k], pitch, in_row, run);
+            else
+                for (size_t i = 0; i < run; ++i)
+                    std::memcpy(to + (k - k0 + i) * in_row, where[k] + i * pitch, in_row);
+            k += run;
+        }
+    };
     const size_t own_at = wrap ? reach : std::min(block.begin, reach); // the block's first row in `mine`
+    const size_t below = mine.size() - own_at - block.count;           // reach rows after the block
+    const bool minmax = params->normalize == GPK_NORMALIZE_MINMAX;
+    if (in_dev && out_dev && !minmax && block.count >= 2 * reach) {
+        convolve_in_place(team, ctx, *params, *in, in_data, *out, out_data, reach, own_at, below, place);
+        return;
+    }
 
+    // Else the block widened by the reach rows, convolved whole, its own rows copied out: device buffers
+    // (the context's scratch) where either side is in device memory.
+    std::vector<unsigned char> ext_in_host, ext_out_host;
+    unsigned char *ext_in = nullptr, *ext_out = nullptr;
+    const bool dev = in_dev || out_dev;
+    team.step([&] {
+        if (dev) {
+            unsigned char *scratch = device_scratch(ctx, mine.size() * (in_row + out_row));
+            ext_in = scratch;
+            ext_out = scratch + mine.size() * in_row;
+        } else {
+            ext_in_host.resize(mine.size() * in_row);
+            ext_out_host.resize(mine.size() * out_row);
+            ext_in = ext_in_host.data();
+            ext_out = ext_out_host.data();
+        }
+        place(0, mine.size(), ext_in, dev);
+    });
     gpk_image ext_in_image = *in, ext_out_image = *out;
     ext_in_image.height = ext_out_image.height = mine.size();
     ext_in_image.stride = ext_out_image.stride = 0;
     RangeVote vote{&team};
-    const bool minmax = params->normalize == GPK_NORMALIZE_MINMAX;
     Outcome o =
         outcome_of(gpk_internal_convolve(ctx, params, &ext_in_image, ext_in, &ext_out_image, ext_out, own_at,
                                          own_at + block.count, minmax ? agree_on_range : nullptr, &vote),
@@ -280,7 +343,7 @@ void convolve(Team &team, gpk_context *ctx, const gpk_convolve_params *caller_pa
     if (vote.others_failed) o = Outcome{}; // stopped for another rank, whose failure agree() reports
     team.agree(o);
     team.step([&] {
-        if (in_dev || out_dev)
+        if (dev)
             copy_rows(ctx, out_data, out_stride, &ext_out[own_at * out_row], out_row, out_row, block.count);
         else
             for (size_t i = 0; i < block.count; ++i)

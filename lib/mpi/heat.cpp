@@ -224,7 +224,9 @@ public:
 
 private:
     void set_up(const double *tinit, const double *conductivity);
-    void pass(unsigned levels, bool exchange, double *maxdiff);
+    void launch(unsigned levels, bool exchange);
+    void collect(unsigned levels, double *maxdiff);
+    void back();
     gpk_heat_report report(size_t niter, double maxdiff);
     int deliver(size_t iter, double maxdiff, bool converged);
     double seconds() const;
@@ -239,7 +241,9 @@ private:
     Neighbours links_{};
     Slab slab_;
     HaloLinks halo_;
-    std::vector<double> mins_, maxs_, sums_, all_sums_, block_grid_;
+    bool run_ahead_ = false; // every rank's slab keeps the sources of two passes
+    Outcome failed_;         // a launch's failure, for the next collect
+    std::vector<double> reduced_, mins_, maxs_, sums_, all_sums_, block_grid_;
     std::vector<int> counts_, displs_;
     std::chrono::steady_clock::time_point start_;
 };
@@ -311,6 +315,9 @@ void DistributedHeat::set_up(const double *tinit, const double *conductivity) {
         if (o.failed()) throw Error(o.status, o.message);
     });
     if (team_.size() > 1) halo_.set_up(team_, ctx_, links_, slab_.get(), depth_);
+    int ahead = gpk_internal_heat_slab_ahead(slab_.get()) >= 2 ? 1 : 0;
+    MPI_Allreduce(MPI_IN_PLACE, &ahead, 1, MPI_INT, MPI_MIN, team_.comm());
+    run_ahead_ = ahead != 0;
     counts_.resize(size_t(team_.size()));
     displs_.resize(size_t(team_.size()));
     for (int r = 0; r < team_.size(); ++r) {
@@ -319,21 +326,37 @@ void DistributedHeat::set_up(const double *tinit, const double *conductivity) {
     }
 }
 
-// A pass over the own rows (with the halo exchange), its result made current; every rank's maxdiffs of
-// the pass reduced, a failure anywhere made everyone's.
-void DistributedHeat::pass(unsigned levels, bool exchange, double *maxdiff) {
-    const size_t own_begin = above_, own_end = above_ + block_.count;
-    std::vector<double> reduced(levels + 1, 0.0);
-    Outcome o =
-        outcome_of(gpk_internal_heat_slab_pass(slab_.get(), levels, own_begin, own_end, depth_,
-                                               links_.up != MPI_PROC_NULL, links_.down != MPI_PROC_NULL,
-                                               exchange ? exchange_halo : nullptr, &links_, reduced.data()),
+// A pass over the own rows (with the halo exchange), its result made current at once; a failure is kept for
+// the next collect(), which every rank reaches.
+void DistributedHeat::launch(unsigned levels, bool exchange) {
+    const Outcome o =
+        outcome_of(gpk_internal_heat_slab_launch(slab_.get(), levels, above_, above_ + block_.count, depth_,
+                                                 links_.up != MPI_PROC_NULL, links_.down != MPI_PROC_NULL,
+                                                 exchange ? exchange_halo : nullptr, &links_),
                    ctx_);
-    if (!o.failed()) o = outcome_of(gpk_internal_heat_slab_swap(slab_.get()), ctx_);
-    reduced[levels] = o.failed() ? 1.0 : 0.0;
-    MPI_Allreduce(MPI_IN_PLACE, reduced.data(), int(levels + 1), MPI_DOUBLE, MPI_MAX, team_.comm());
-    if (reduced[levels] != 0) team_.agree(o);
-    std::copy_n(reduced.data(), levels, maxdiff);
+    if (o.failed() && !failed_.failed()) failed_ = o;
+}
+
+// The maxdiffs of the oldest pass not collected yet (`levels` of them), reduced over the ranks; a failure
+// anywhere since the last collect made everyone's.
+void DistributedHeat::collect(unsigned levels, double *maxdiff) {
+    reduced_.assign(levels + 1, 0.0);
+    if (!failed_.failed()) {
+        const Outcome o = outcome_of(gpk_internal_heat_slab_collect(slab_.get(), reduced_.data()), ctx_);
+        if (o.failed()) failed_ = o;
+    }
+    reduced_[levels] = failed_.failed() ? 1.0 : 0.0;
+    MPI_Allreduce(MPI_IN_PLACE, reduced_.data(), int(levels + 1), MPI_DOUBLE, MPI_MAX, team_.comm());
+    if (reduced_[levels] != 0) team_.agree(failed_);
+    std::copy_n(reduced_.data(), levels, maxdiff);
+}
+
+// The newest pass's source made current again (the pass dropped), the same on every rank.
+void DistributedHeat::back() {
+    team_.step([&] {
+        Outcome o = outcome_of(gpk_internal_heat_slab_back(slab_.get()), ctx_);
+        if (o.failed()) throw Error(o.status, o.message);
+    });
 }
 
 // The whole grid's report: minimum and maximum all-reduced, the rows' sums gathered in row order.
@@ -391,13 +414,34 @@ void DistributedHeat::run(const double *tinit, const double *conductivity, doubl
                           gpk_heat_report *final) {
     set_up(tinit, conductivity);
     start_ = std::chrono::steady_clock::now();
-    size_t done = p_.start_iteration;
+    const bool exchange = team_.size() > 1;
+    size_t done = p_.start_iteration, enqueued = done;
     double maxdiff = 0;
     int stopped = -1;
     std::vector<double> md(depth_);
+    // Passes launched and not collected yet (their lengths, oldest first). Where every slab keeps the
+    // sources of two passes, the next pass is launched before the host waits for the maxdiffs of the one
+    // before, so that the device never waits for the host between passes; the decision lags one pass, and
+    // a pass launched beyond the iteration that ends the run is dropped (back()), its exchange made all the
+    // same on every rank. Not beyond a pass whose grid a report or a checkpoint reads.
+    unsigned queued[2] = {0, 0};
+    int in_flight = 0;
+    auto next = [&] {
+        const unsigned length = unsigned(heat_pass_length(job_, enqueued, depth_));
+        launch(length, exchange);
+        queued[in_flight++] = length;
+        enqueued += length;
+    };
     while (done < p_.maxiter) {
-        const unsigned length = unsigned(heat_pass_length(job_, done, depth_));
-        pass(length, team_.size() > 1, md.data());
+        if (in_flight == 0) next();
+        if (run_ahead_ && in_flight == 1 && enqueued < p_.maxiter) {
+            const HeatCallbacksDue due = heat_callbacks_due(job_, enqueued, false);
+            if (!due.report && !due.checkpoint) next();
+        }
+        const unsigned length = queued[0];
+        queued[0] = queued[1];
+        --in_flight;
+        collect(length, md.data());
         unsigned stop_at = 0;
         for (unsigned s = 1; s <= length && !stop_at; ++s) {
             const size_t iter = done + s;
@@ -406,13 +450,15 @@ void DistributedHeat::run(const double *tinit, const double *conductivity, doubl
             stopped = deliver(iter, maxdiff, converged);
             if (converged || stopped >= 0) stop_at = s;
         }
-        if (stop_at && stop_at < length) { // the pass's source is the other grid: redo up to stop_at
-            team_.step([&] {
-                Outcome o = outcome_of(gpk_internal_heat_slab_swap(slab_.get()), ctx_);
-                if (o.failed()) throw Error(o.status, o.message);
-            });
+        if (stop_at && in_flight) { // the pass after this one is not part of the run
+            back();
+            in_flight = 0;
+        }
+        if (stop_at && stop_at < length) { // the pass's source is kept: redo up to stop_at
+            back();
             std::vector<double> again(stop_at);
-            pass(stop_at, false, again.data());
+            launch(stop_at, false);
+            collect(stop_at, again.data());
         }
         done += stop_at ? stop_at : length;
         if (stop_at) break;

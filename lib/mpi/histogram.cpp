@@ -50,21 +50,29 @@ void histogram(Team &team, gpk_context *ctx, int root, const gpk_histogram_param
                      field("params->channels", uint64_t(p.channels)), field("params->bins", uint64_t(p.bins)),
                      field("params->lower", p.lower), field("params->upper", p.upper),
                      field("params->saturate", uint64_t(p.saturate))});
+    // The counts go straight into hist on a rank that receives them and needs no clamping; elsewhere into a
+    // buffer kept for the thread's next call (no allocation of the bins on each call).
     const size_t cells = size_t(p.channels) * p.bins;
-    std::vector<uint64_t> counts;
+    static thread_local std::vector<uint64_t> kept;
+    const bool direct = receives && p.saturate == 0;
+    uint64_t *counts = hist;
+    uint64_t outside[4] = {0, 0, 0, 0};
     team.step([&] {
-        counts.resize(cells + p.channels);
+        if (!direct) {
+            if (kept.size() < cells) kept.resize(cells);
+            counts = kept.data();
+        }
         gpk_histogram_params local = p;
         local.saturate = 0; // clamp the sums, not the parts
-        gpk_status s = gpk_histogram(ctx, &local, data, counts.data(), counts.data() + cells);
+        gpk_status s = gpk_histogram(ctx, &local, data, counts, outside);
         if (s != GPK_OK) throw Error(s, gpk_context_last_error(ctx));
     });
-    sum_counts(team, root, counts.data(), counts.size());
+    sum_counts(team, root, counts, cells);
+    sum_counts(team, root, outside, p.channels);
     if (!receives) return;
-    if (p.saturate > 0)
-        for (size_t k = 0; k < cells; ++k) counts[k] = std::min(counts[k], p.saturate);
-    std::copy_n(counts.data(), cells, hist);
-    if (uncounted) std::copy_n(counts.data() + cells, p.channels, uncounted);
+    if (!direct)
+        for (size_t k = 0; k < cells; ++k) hist[k] = std::min(counts[k], p.saturate);
+    if (uncounted) std::copy_n(outside, p.channels, uncounted);
 }
 
 } // namespace gpk::mpi

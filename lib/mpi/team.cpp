@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstring>
 #include <map>
+#include <memory>
 
 namespace gpk::mpi {
 
@@ -24,20 +25,51 @@ Field field(const std::string &name, double value) {
     return Field{name, bits, true};
 }
 
+namespace {
+
+// The duplicate of a caller's communicator is kept as an attribute of it (MPI_Comm_dup is itself a
+// collective of some cost, on every call otherwise), freed when the caller frees theirs.
+extern "C" int free_duplicate(MPI_Comm, int, void *value, void *) {
+    auto *dup = static_cast<MPI_Comm *>(value);
+    MPI_Comm_free(dup);
+    delete dup;
+    return MPI_SUCCESS;
+}
+
+int duplicate_key() {
+    static const int key = [] {
+        int k = MPI_KEYVAL_INVALID;
+        MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, free_duplicate, &k, nullptr);
+        return k;
+    }();
+    return key;
+}
+
+} // namespace
+
 Team::Team(MPI_Comm comm) {
     int initialized = 0, finalized = 0;
     MPI_Initialized(&initialized);
     MPI_Finalized(&finalized);
     if (!initialized || finalized) invalid("MPI is not initialised (call MPI_Init first)");
     if (comm == MPI_COMM_NULL) invalid("comm is MPI_COMM_NULL");
-    MPI_Comm_dup(comm, &comm_);
+    // Every rank finds the attribute or none does: it is set in the same collective call on every rank.
+    void *value = nullptr;
+    int found = 0;
+    MPI_Comm_get_attr(comm, duplicate_key(), &value, &found);
+    if (found) {
+        comm_ = *static_cast<MPI_Comm *>(value);
+    } else {
+        auto dup = std::make_unique<MPI_Comm>(MPI_COMM_NULL);
+        MPI_Comm_dup(comm, dup.get());
+        comm_ = *dup;
+        MPI_Comm_set_attr(comm, duplicate_key(), dup.release());
+    }
     MPI_Comm_rank(comm_, &rank_);
     MPI_Comm_size(comm_, &size_);
 }
 
-Team::~Team() {
-    if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
-}
+Team::~Team() = default;
 
 void Team::agree(const Outcome &mine) {
     int first = mine.failed() ? rank_ : size_;

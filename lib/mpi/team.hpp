@@ -1,4 +1,5 @@
-// How the ranks of one libgpk_mpi call agree: a private duplicate of the caller's communicator, one
+// How the ranks of one libgpk_mpi call agree: a private duplicate of the caller's communicator (made on the
+// first call on it and kept as its attribute until it is freed), one
 // outcome for every rank (the first failing rank's, named), and parameters checked to be the same on every
 // rank. Every collective step is taken by every rank in the same order whatever happened locally; only
 // what the ranks agreed on changes the path, so no rank is ever left waiting.
@@ -52,8 +53,8 @@ Field field(const std::string &name, double value);
 
 class Team {
 public:
-    // Duplicates `comm` (collective). Throws GPK_ERR_INVALID_ARGUMENT, the same on every rank, where MPI
-    // is not initialised or comm is MPI_COMM_NULL.
+    // Duplicates `comm` on the first call on it (collective). Throws GPK_ERR_INVALID_ARGUMENT, the same on
+    // every rank, where MPI is not initialised or comm is MPI_COMM_NULL.
     explicit Team(MPI_Comm comm);
     ~Team();
     Team(const Team &) = delete;

@@ -10,6 +10,9 @@
 // Medians over the repeats:
 //   one    gpk_heat_run of the whole grid (on one rank only: run it with -np 1);
 //   ranks  gpk_mpi_heat_run, every rank its default block (ranks-auto, ranks-host by the paths);
+//   block  (several ranks) gpk_heat_run of each rank's own block, all ranks at once: the passes without
+//          their exchanges, and "pass-MODE": ms a pass of the ranks and of the block alone (levels a
+//          pass), and what a pass of the ranks costs beyond the block's alone, in µs;
 //   halo   one halo exchange as a pass makes it on the path in force (gpk_mpi_halo_paths: k rows of N
 //          doubles with each neighbour, k the slab's pass length), median of 50, and the bytes a rank
 //          sends per pass.
@@ -60,7 +63,8 @@ int on_progress(size_t niter, double, double time, void *user) {
 
 // Runs `run` (collective) REPS times after a warm-up; medians of the slowest rank's in-loop time per
 // iteration and of its call's wall time less the iterations.
-template <class Run> void timed(const char *what, size_t n, size_t iter, int reps, Clock &clock, Run &&run) {
+template <class Run>
+double timed(const char *what, size_t n, size_t iter, int reps, Clock &clock, Run &&run) {
     run();
     std::vector<double> per, fixed;
     for (int r = 0; r < reps; ++r) {
@@ -74,6 +78,7 @@ template <class Run> void timed(const char *what, size_t n, size_t iter, int rep
         fixed.push_back(v[0] - v[1] * double(3 * iter));
     }
     line(what, n, iter, median(per), median(fixed));
+    return median(per);
 }
 
 } // namespace
@@ -136,6 +141,16 @@ int main(int argc, char **argv) {
     gpk_status status = GPK_OK;
     if (g_size == 1)
         timed("one", n, iter, reps, clock, [&] { status = gpk_heat_run(ctx, &p, tin, cin, tout, nullptr); });
+    // Each rank's GPU on its own block alone through gpk_heat_run (the block's edge rows as fixed rows: the
+    // same cells computed), all ranks at once: what a pass of the ranks would cost without its exchange.
+    double block_alone = 0;
+    if (g_size > 1) {
+        gpk_heat_params b = p;
+        b.rows = count;
+        block_alone = timed("block", n, iter, reps, clock,
+                            [&] { status = gpk_heat_run(ctx, &b, tin, cin, tout, nullptr); });
+    }
+    const unsigned levels = gpk_internal_heat_slab_levels(ctx);
     for (const char *mode : {"auto", "host"}) {
         if (modes != "both" && modes != mode) continue;
         if (g_size == 1 && std::string(mode) == "host" && modes == "both") continue; // no halos on 1 rank
@@ -150,7 +165,7 @@ int main(int argc, char **argv) {
             break;
         }
         const std::string what = std::string("ranks-") + mode;
-        timed(what.c_str(), n, iter, reps, clock, [&] {
+        const double per = timed(what.c_str(), n, iter, reps, clock, [&] {
             status = gpk_mpi_heat_run(ctx, MPI_COMM_WORLD, &p, begin, count, tin, cin, tout, nullptr);
         });
         if (status != GPK_OK && g_rank == 0) std::fprintf(stderr, "heat: %s\n", gpk_context_last_error(ctx));
@@ -160,6 +175,11 @@ int main(int argc, char **argv) {
                 std::printf("halo-%s %d %zu %u %.1f bytes_per_neighbour %zu\n", mode, g_size, n,
                             gpk_internal_heat_slab_levels(ctx), 1e6 * seconds,
                             size_t(gpk_internal_heat_slab_levels(ctx)) * n * sizeof(double));
+            if (g_size > 1)
+                std::printf("pass-%s %d %zu levels %u ms_per_pass %.4f block_alone_ms_per_pass %.4f "
+                            "overhead_us_per_pass %.1f\n",
+                            mode, g_size, n, levels, 1e3 * per * levels, 1e3 * block_alone * levels,
+                            1e6 * (per - block_alone) * levels);
         }
     }
     for (void *d : dev) gpk_internal_device_free(ctx, d);

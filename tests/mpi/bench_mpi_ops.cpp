@@ -2,7 +2,7 @@
 // (tools/gpu/mpi.sh runs it): `bench_mpi_ops conv-u8 W H [REPS]` (u8 lp3, 3 x 3), `bench_mpi_ops conv-f32 W H
 // [REPS]` (f32 box:17, separable, radius 8), `bench_mpi_ops hist SAMPLES [REPS]` (u32, 65536 bins over [0,
 // 65536), the samples spread over the ranks). Every rank takes its default block of rows (for the histogram,
-// SAMPLES / ranks samples as one row of up to 2^30 and the rest in rows), and times, median of REPS after a
+// SAMPLES / ranks samples in rows of 2^16), and times, median of REPS after a
 // warm-up:
 //   alone  the same call of gpk.h on its own block, the ranks one after the other (one GPU on its own block);
 //   ranks  the gpk_mpi call on every rank together (halo rows and min/max or the counts' reduction).
@@ -130,7 +130,9 @@ void convolve(gpk_context *ctx, bool f32, size_t w, size_t h, int reps) {
 }
 
 void histogram(gpk_context *ctx, double total, int reps) {
-    const size_t mine = size_t(total / g_size), width = std::min<size_t>(mine, size_t(1) << 30);
+    // Rows of 2^16 samples: alone and ranks count the same samples, SAMPLES / ranks on each rank (rounded
+    // down to whole rows; the size column gives the samples counted).
+    const size_t mine = size_t(total / g_size), width = std::min<size_t>(mine, size_t(1) << 16);
     const size_t height = mine / width;
     gpk_histogram_params p;
     gpk_histogram_params_init(&p);

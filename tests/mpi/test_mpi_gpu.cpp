@@ -1,6 +1,7 @@
 // libgpk_mpi on CUDA ranks (several may share one GPU): each rank's part equals the single-process CUDA
 // result of the same library, bit for bit, computed by every rank itself on its own context: heat on 4096²
-// (reports, convergence inside a pass, a resumed checkpoint), convolutions (exact u8 min/max, f32 2D and
+// (reports, convergence inside a pass and at its end, a progress callback stopping the run, a resumed
+// checkpoint), convolutions (exact u8 min/max, f32 2D and
 // separable with wrap and clamp), histograms (u8, f32, all samples equal); and a kernel launch failing on the
 // last rank in the middle of a heat run, which every rank must return as GPK_ERR_DEVICE. Exits 77 on every
 // rank where no CUDA device is usable. GPK_TEST_MPI_GPU_N overrides the heat grid's side. The same heat runs
@@ -14,6 +15,7 @@
 
 #include "gpk_internal.h"
 
+#include <algorithm>
 #include <memory>
 
 using namespace mpitest;
@@ -118,12 +120,39 @@ void test_heat(gpk_context *ctx) {
     Setup free = s;
     free.progress = 1;
     const std::vector<double> md = whole(ctx, free, t, c).rec.progress_maxdiffs;
-    if (md.size() >= 101 && md[100] < md[99]) {
+    // Convergence at iterations inside a pass and at its end (passes of up to 6 levels restart at the
+    // periods' multiples): the pass launched beyond it is dropped and the one it is in redone up to it.
+    for (size_t at : {size_t(101), size_t(102), size_t(106), size_t(107), size_t(149)}) {
+        if (md.size() < at || !(md[at - 1] < md[at - 2])) continue;
+        if (*std::min_element(md.begin(), md.begin() + long(at) - 1) <= md[at - 1]) continue;
         Setup conv = s;
-        conv.threshold = 0.5 * (md[100] + md[99]);
+        conv.threshold = 0.5 * (md[at - 1] + *std::min_element(md.begin(), md.begin() + long(at) - 1));
         const Run w = whole(ctx, conv, t, c);
-        CHECK_EQ(w.final.niter, size_t(101));
-        compare(mine(ctx, conv, t, c, begin, count), w, begin, count, m, "heat converging at 101");
+        CHECK_EQ(w.final.niter, at);
+        const std::string what = "heat converging at " + std::to_string(at);
+        compare(mine(ctx, conv, t, c, begin, count), w, begin, count, m, what);
+        compare(mine_on_device(ctx, conv, t, c, begin, count), w, begin, count, m, what + ", device blocks");
+    }
+    // A progress callback that stops the run inside a pass, and at a pass's end.
+    for (size_t at : {size_t(77), size_t(96)}) {
+        Setup every = s;
+        every.progress = 1;
+        Run w, got;
+        w.rec.stop_progress_at = got.rec.stop_progress_at = at;
+        w.grid.assign(n * m, -1.0);
+        got.grid.assign(count * m, -1.0);
+        gpk_heat_params pw = heat_resume::params_of(every, &w.rec),
+                        pg = heat_resume::params_of(every, &got.rec);
+        w.status = gpk_heat_run(ctx, &pw, t.data(), c.data(), w.grid.data(), &w.final);
+        got.status = gpk_mpi_heat_run(ctx, MPI_COMM_WORLD, &pg, begin, count, t.data() + begin * m,
+                                      c.data() + begin * m, got.grid.data(), &got.final);
+        const std::string what = "heat stopped by progress at " + std::to_string(at);
+        CHECK_MSG(w.status == GPK_ERR_CANCELLED && got.status == GPK_ERR_CANCELLED, what);
+        CHECK_EQ(got.final.niter, at);
+        CHECK_MSG(same_bits(got.grid.data(), w.grid.data() + begin * m, count * m * sizeof(double)),
+                  what + ": final grid");
+        CHECK_MSG(heat_resume::same_report(got.final, w.final), what + ": final report");
+        CHECK_MSG(got.rec.progress_maxdiffs == w.rec.progress_maxdiffs, what + ": progress maxdiffs");
     }
     // Resumed at 120 from the whole run's grid there, with its fixed rows.
     Setup first = s;
@@ -165,7 +194,8 @@ void test_convolve(gpk_context *ctx) {
                           {"log9", GPK_F32, GPK_F32, GPK_BORDER_WRAP, GPK_NORMALIZE_NONE},
                           {"gauss:2", GPK_F32, GPK_F32, GPK_BORDER_REFLECT, GPK_NORMALIZE_MINMAX},
                           {"box:9", GPK_U8, GPK_F32, GPK_BORDER_WRAP, GPK_NORMALIZE_NONE},
-                          {"lp5", GPK_F64, GPK_F64, GPK_BORDER_ZERO, GPK_NORMALIZE_MINMAX}};
+                          {"lp5", GPK_F64, GPK_F64, GPK_BORDER_ZERO, GPK_NORMALIZE_MINMAX},
+                          {"box:17", GPK_F32, GPK_F32, GPK_BORDER_CLAMP, GPK_NORMALIZE_NONE}};
     const size_t w = 2048, h = 1999;
     for (const Case &k : cases) {
         gpk_filter *raw = nullptr;
@@ -207,6 +237,22 @@ void test_convolve(gpk_context *ctx) {
         dout.to_host(got_dev.data(), got_dev.size());
         CHECK_MSG(same_bits(got_dev.data(), want.data() + begin * w * out_sample, got.size()),
                   what + ", device blocks: output rows");
+        // Device blocks whose output rows are apart (a stride beyond the row): the rows in place, the gaps
+        // untouched.
+        const size_t row = w * out_sample, stride = row + 64;
+        std::vector<unsigned char> strided(count * stride, 0xA5);
+        DeviceCopy dstrided(ctx, strided.data(), strided.size());
+        gpk_image so = bo;
+        so.stride = stride;
+        s = gpk_mpi_convolve(ctx, MPI_COMM_WORLD, &p, h, begin, &bi, din.p, &so, dstrided.p);
+        CHECK_MSG(s == GPK_OK, what + ", device blocks, strided output: " + gpk_context_last_error(ctx));
+        dstrided.to_host(strided.data(), strided.size());
+        bool rows_same = true, gaps_kept = true;
+        for (size_t i = 0; i < count; ++i) {
+            rows_same = rows_same && same_bits(&strided[i * stride], want.data() + (begin + i) * row, row);
+            for (size_t b = row; b < stride; ++b) gaps_kept = gaps_kept && strided[i * stride + b] == 0xA5;
+        }
+        CHECK_MSG(rows_same && gaps_kept, what + ", device blocks, strided output");
     }
 }
 

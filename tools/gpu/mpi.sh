@@ -8,7 +8,7 @@
 #          device blocks, a launch failing on the last rank returned by every rank
 #   info   mpirun -np 2 gpk info: the heat halo path of each link, with its reason
 #   heat   bench_mpi_heat at 8192^2, 16384^2 and 32768^2 on 1 and 2 ranks, both paths in each 2-rank run
-#          (ms an iteration, µs a halo exchange)
+#          (ms an iteration, µs a halo exchange; each rank's block alone and what a pass costs beyond it)
 #   ops    bench_mpi_ops: u8 3x3 and f32 separable radius-8 convolutions of device blocks (SIDE^2, default
 #          16384), a u32 65536-bin histogram (SAMPLES, default 2e9), on 1 and 2 ranks: each GPU alone on
 #          its block beside the ranks together
@@ -42,7 +42,7 @@ if want heat; then
             run "bench_mpi_heat $n -np $np" 90 heat.log "${MPIRUN[@]}" -np "$np" "$B/tests/mpi/bench_mpi_heat" "$n" "$it" 3
         done
     done
-    rows_from '^(one|ranks-|halo-|rank )' heat.log
+    rows_from '^(one|block|ranks-|halo-|pass-|rank )' heat.log
 fi
 if want ops; then
     side=${SIDE:-16384}

@@ -1,10 +1,14 @@
 // The CUDA backend's heat slab (engine/heat_slab.hpp) for libgpk_mpi: the rank's rows stay on the device
 // between passes and are advanced by the whole-grid solver's own pass kernel, chosen the same way
 // (pass.cuh: the one instantiation of each kernel, its shared memory limit set on the pointer
-// launched), launched on a range of rows. With a halo exchange, a pass launches the edge rows first (the
-// first and last `depth` own rows), sends them on a second stream while the rows between compute, and
-// copies the received rows into the result's halo rows while the kernel still runs (other rows of the same
-// grid). Every iteration's maxdiff over the own rows comes back in one small copy per pass.
+// launched), launched on a range of rows. Passes are enqueued, never waited for between them: the host
+// reads a pass's maxdiffs (one small copy per pass) while the next one runs, and three grids in turn keep
+// the sources of the last two passes, so that the pass launched beyond the end of a run can be dropped
+// (back()). With a halo exchange, the edge rows (the first and last `depth` own rows) run on a stream of
+// high priority beside the rows between, on the main stream: their blocks go first, and the GPU stays
+// full while they are sent on a third stream (copies) and the received rows are copied into the result's
+// halo rows. Between passes only events order the streams: a pass's edges wait for the whole previous
+// pass and its received rows, its rows between for the previous pass's edges.
 //
 // A side's rows travel by its path (HaloPath). host: to pinned buffers, handed to the exchange on the host
 // once copied. device: to device buffers for a CUDA-aware MPI. peer (CUDA IPC): the slab offers its
@@ -12,9 +16,11 @@
 // this slab still reading pass p) and two interprocess events; a neighbour that opened them copies its
 // rows straight into them and records its event of the pass's parity; the exchange then carries only a
 // notice, after which this slab's copy stream waits on that event and moves the rows into the grid. The
-// host does not wait for the rows it sends on a peer side. Each pass ends with the copy stream
-// synchronised, so by the time a neighbour's notice of pass p + 2 arrives (it follows this slab's notice of
-// pass p + 1), this slab has read its buffers of pass p.
+// host does not wait for the rows it sends on a peer side. A neighbour writes its rows of pass p + 2 after
+// its edges of p + 2, which wait for this slab's rows of pass p + 1, which the copy stream sends after it
+// has read the buffers of pass p: the buffers of a parity are never overwritten while they are read. On
+// the host paths the host waits for the rows it sends, so the copy stream has read the pinned buffers of
+// the pass before when the exchange fills them again.
 #include "cuda/device_context.cuh"
 #include "cuda/heat/pass.cuh"
 #include "cuda/heat/slab.cuh"
@@ -108,16 +114,37 @@ static __global__ void level_max_kernel(Partials a, Partials b, Partials c, int 
     }
 }
 
+// A stream whose blocks the device schedules ahead of those of streams of lower priority.
+class PriorityStream {
+public:
+    PriorityStream() {
+        int least = 0, greatest = 0;
+        check(cudaDeviceGetStreamPriorityRange(&least, &greatest), "cudaDeviceGetStreamPriorityRange");
+        check(cudaStreamCreateWithPriority(&stream_, cudaStreamNonBlocking, greatest),
+              "cudaStreamCreateWithPriority");
+    }
+    ~PriorityStream() {
+        if (stream_) cudaStreamDestroy(stream_);
+    }
+    PriorityStream(const PriorityStream &) = delete;
+    PriorityStream &operator=(const PriorityStream &) = delete;
+    cudaStream_t get() const { return stream_; }
+
+private:
+    cudaStream_t stream_ = nullptr;
+};
+
+constexpr int kGrids = 3;
+
 class CudaHeatSlab final : public HeatSlab {
 public:
     CudaHeatSlab(DeviceContext &ctx, const HeatSlabJob &job);
+    ~CudaHeatSlab() override { settle(); }
     unsigned max_levels() const override { return unsigned(pass_.levels); }
-    void pass(unsigned levels, size_t own_begin, size_t own_end, const HaloExchange *exchange,
-              double *maxdiff) override;
-    void swap() override {
-        std::swap(grid_[0], grid_[1]);
-        std::swap(views_.v[heat::kGrid0], views_.v[heat::kGrid1]);
-    }
+    void launch(unsigned levels, size_t own_begin, size_t own_end, const HaloExchange *exchange) override;
+    void collect(double *maxdiff) override;
+    unsigned ahead() const override { return kGrids - 1; }
+    void back() override;
     void exchange_only(size_t own_begin, size_t own_end, const HaloExchange &exchange) override;
     void read_rows(size_t first, size_t count, double *out) override;
     void row_stats(size_t first, size_t count, double *mins, double *maxs, double *sums) override;
@@ -126,6 +153,7 @@ public:
     void set_paths(HaloPath up, HaloPath down) override;
     void close_peers() override {
         DeviceScope scope(device_);
+        settle(); // nothing of this slab still writes into the neighbours' buffers
         peers_[0].close();
         peers_[1].close();
     }
@@ -133,7 +161,7 @@ public:
 
 private:
     // Launches rows [r0, r1) on `s` with its maxima in partial slot `slot`; an empty range launches nothing.
-    void launch(size_t r0, size_t r1, int levels, int slot, cudaStream_t s);
+    void launch_rows(size_t r0, size_t r1, int levels, int slot, cudaStream_t s);
     // Rows [first, first + count) of a grid from or to count * cols_ packed doubles anywhere (host or
     // device memory of any device: the copy kind follows from the pointers).
     void copy_rows(double *packed, const double *grid, size_t first, size_t count, cudaStream_t s,
@@ -142,32 +170,54 @@ private:
     void side_buffers(double *send[2], double *recv[2]);
     void check_exchange(size_t own_begin, size_t own_end, const HaloExchange &x, unsigned levels);
     // The first and last `depth` rows of [own_begin, own_end) of `grid` on their way (copy stream, after
-    // what main holds): to the buffers of host and device sides, into the neighbours' buffers on peer sides.
+    // edges_done_): to the buffers of host and device sides, into the neighbours' buffers on peer sides.
     void send_edges(const double *grid, size_t own_begin, size_t own_end, const HaloExchange &x,
                     double *const *send);
-    // After run(): the received rows into `grid` beyond [own_begin, own_end); the copy stream synchronised.
+    // After run(): the received rows into `grid` beyond [own_begin, own_end) on the copy stream, halos_in_
+    // recorded after them.
     void receive_halos(double *grid, size_t own_begin, size_t own_end, const HaloExchange &x,
                        double *const *recv);
     void exchanged_pass(int levels, size_t own_begin, size_t own_end, const HaloExchange &x,
                         double *const *send, double *const *recv, ExchangeOnce &once);
-    void finish_pass(int levels, double *maxdiff);
+    // The levels' maxima of the pass just enqueued, on their way to the host's slot `slot`.
+    void finish_pass(int levels, int slot);
+    // The main stream after everything of the slab's other streams (what a read of the grid needs).
+    void join_main();
+    // Waits for all of the slab's work; never throws (destructor, close_peers).
+    void settle() noexcept;
+    // views_ naming the current grid (kGrid0) and the next pass's destination (kGrid1).
+    void point_views();
 
     DeviceContext &ctx_;
     int device_;
     size_t rows_, cols_;
-    // Slab rows 0..rows-1 of grid b start at grid_[b] + row * pitch; views_ (current grid at kGrid0, the
-    // state's buffer) names them for the kernels: row r of view b is grid_[b] + r * pitch.
-    double *grid_[2] = {nullptr, nullptr};
+    // Slab rows 0..rows-1 of grid b start at grid_[b] + row * pitch; cur_ is the current grid, and a pass
+    // writes grid (cur_ + 1) % kGrids. views_ (current grid at kGrid0, the state's buffer) names them for
+    // the kernels: row r of view b is its grid + r * pitch.
+    double *grid_[kGrids] = {nullptr, nullptr, nullptr};
+    int cur_ = 0;
     size_t pitch_ = 0;
     heat::Views views_{};
     heat::PassChoice pass_{};
     heat::PassShape shape_{};
     DeviceBuffer cells_, cond_, partials_, level_max_, state_, row_stats_;
-    PinnedBuffer halo_, host_level_max_;
+    PinnedBuffer halo_, host_level_max_; // host_level_max_: [slot][levels]
     Stream copies_;
-    Event edges_done_, sent_;
+    PriorityStream edges_;
+    // edges_done_: the edges of the newest exchanged pass (edge stream); halos_in_: its received rows in
+    // the grid (copy stream); pass_done_: its partial maxima read (main); collected_[slot]: a pass's
+    // maxima in host slot `slot`.
+    Event edges_done_, halos_in_, pass_done_, sent_, collected_[2];
     Partials slots_[kLaunches]{};
     size_t slot_capacity_ = 0; // doubles per slot
+    // Passes launched and not collected, oldest first: levels and host slot; launches_ counts the passes
+    // kept (a slot's parity).
+    struct Pending {
+        int levels, slot;
+    };
+    Pending pending_[kGrids - 1]{};
+    int in_flight_ = 0;
+    unsigned long long launches_ = 0;
     // The links (set_paths): each side's path; the device buffers of device sides ([send up, send down,
     // recv up, recv down]); the buffers and events this slab offers, and the neighbours' opened offers.
     HaloPath paths_[2] = {HaloPath::host, HaloPath::host};
@@ -181,15 +231,12 @@ private:
 CudaHeatSlab::CudaHeatSlab(DeviceContext &ctx, const HeatSlabJob &job)
     : ctx_(ctx), device_(ctx.device()), rows_(job.rows), cols_(job.cols) {
     pitch_ = (cols_ + 31) / 32 * 32;
-    cells_.reserve(2 * rows_ * pitch_ * sizeof(double));
+    cells_.reserve(kGrids * rows_ * pitch_ * sizeof(double));
     cond_.reserve((rows_ - 2) * cols_ * sizeof(double));
-    grid_[0] = static_cast<double *>(cells_.get());
-    grid_[1] = grid_[0] + rows_ * pitch_;
-    const long long P = (long long)pitch_, last = (long long)rows_ - 1;
+    for (int g = 0; g < kGrids; ++g) grid_[g] = static_cast<double *>(cells_.get()) + g * rows_ * pitch_;
     views_.rows = rows_ - 2;
     views_.cols = cols_;
-    for (int b : {heat::kGrid0, heat::kGrid1, heat::kInitial, heat::kFinal}) // no pass reads or writes 2, 3
-        views_.v[b] = heat::GridView{grid_[b & 1] + P, P, 0, last};
+    point_views();
     // The whole-grid solver's choice (and its shared memory limit set on the kernels launched), and block
     // heights planned for the slab's rows; every kernel and height gives a cell the same bits.
     pass_ = heat::choose_pass_kernel(ctx_);
@@ -203,7 +250,7 @@ CudaHeatSlab::CudaHeatSlab(DeviceContext &ctx, const HeatSlabJob &job)
     slot_capacity_ = (size_t)whole.x * (whole.y + 1) * (size_t)T;
     partials_.reserve(kLaunches * slot_capacity_ * sizeof(double));
     level_max_.reserve(levels * sizeof(double));
-    host_level_max_.reserve(levels * sizeof(double));
+    host_level_max_.reserve(2 * levels * sizeof(double));
     state_.reserve(sizeof(heat::DeviceState));
     row_stats_.reserve(3 * rows_ * sizeof(double));
     halo_.reserve(4 * levels * cols_ * sizeof(double));
@@ -213,10 +260,11 @@ CudaHeatSlab::CudaHeatSlab(DeviceContext &ctx, const HeatSlabJob &job)
     job.cells.each([&](size_t first, size_t count, const double *values) {
         copy_rows(const_cast<double *>(values), grid_[0], first, count, s, false);
     });
-    for (size_t row : {size_t(0), rows_ - 1}) // the rows a pass keeps, in the other grid too
-        check(cudaMemcpyAsync(grid_[1] + row * pitch_, grid_[0] + row * pitch_, cols_ * sizeof(double),
-                              cudaMemcpyDeviceToDevice, s),
-              "cudaMemcpyAsync (slab)");
+    for (int g = 1; g < kGrids; ++g) // the rows a pass keeps, in the other grids too
+        for (size_t row : {size_t(0), rows_ - 1})
+            check(cudaMemcpyAsync(grid_[g] + row * pitch_, grid_[0] + row * pitch_, cols_ * sizeof(double),
+                                  cudaMemcpyDeviceToDevice, s),
+                  "cudaMemcpyAsync (slab)");
     job.conductivity.each([&](size_t first, size_t count, const double *values) {
         check(cudaMemcpyAsync(static_cast<double *>(cond_.get()) + first * cols_, values,
                               count * cols_ * sizeof(double), cudaMemcpyDefault, s),
@@ -225,7 +273,7 @@ CudaHeatSlab::CudaHeatSlab(DeviceContext &ctx, const HeatSlabJob &job)
     ctx_.synchronize_main();
 }
 
-void CudaHeatSlab::launch(size_t r0, size_t r1, int levels, int slot, cudaStream_t s) {
+void CudaHeatSlab::launch_rows(size_t r0, size_t r1, int levels, int slot, cudaStream_t s) {
     heat::PassShape shape = shape_;
     shape.row_begin = (long long)r0;
     shape.row_end = (long long)r1;
@@ -268,8 +316,14 @@ void CudaHeatSlab::check_exchange(size_t own_begin, size_t own_end, const HaloEx
                                    std::to_string(own_begin) + ".." + std::to_string(own_end));
 }
 
-void CudaHeatSlab::pass(unsigned levels, size_t own_begin, size_t own_end, const HaloExchange *exchange,
-                        double *maxdiff) {
+void CudaHeatSlab::point_views() {
+    const long long P = (long long)pitch_, last = (long long)rows_ - 1;
+    const int next = (cur_ + 1) % kGrids;
+    for (int b : {heat::kGrid0, heat::kGrid1, heat::kInitial, heat::kFinal}) // no pass reads or writes 2, 3
+        views_.v[b] = heat::GridView{grid_[b & 1 ? next : cur_] + P, P, 0, last};
+}
+
+void CudaHeatSlab::launch(unsigned levels, size_t own_begin, size_t own_end, const HaloExchange *exchange) {
     const bool exchanging = exchange && exchange->run;
     double *send[2], *recv[2];
     side_buffers(send, recv);
@@ -280,20 +334,51 @@ void CudaHeatSlab::pass(unsigned levels, size_t own_begin, size_t own_end, const
             own_begin >= own_end)
             fail(GPK_ERR_INTERNAL, "heat slab: a pass of " + std::to_string(levels) + " levels over rows " +
                                        std::to_string(own_begin) + ".." + std::to_string(own_end));
+        if (in_flight_ == kGrids - 1) fail(GPK_ERR_INTERNAL, "heat slab: a pass beyond the grids it keeps");
+        const int slot = int(launches_ & 1);
         if (exchanging) {
             check_exchange(own_begin, own_end, *exchange, levels);
             exchanged_pass(int(levels), own_begin, own_end, *exchange, send, recv, once);
         } else {
-            launch(own_begin, own_end, int(levels), 0, ctx_.main());
-            slots_[1] = slots_[2] = Partials{nullptr, 0};
+            // After everything of the passes before (a pass redone after back() reads a grid whose rows
+            // may have come in on the copy stream).
+            edges_done_.make_wait(ctx_.main());
+            halos_in_.make_wait(ctx_.main());
+            launch_rows(own_begin, own_end, int(levels), 1, ctx_.main());
+            slots_[0] = slots_[2] = Partials{nullptr, 0};
         }
-        finish_pass(int(levels), maxdiff);
+        finish_pass(int(levels), slot);
+        pending_[in_flight_++] = Pending{int(levels), slot};
+        ++launches_;
+        cur_ = (cur_ + 1) % kGrids;
+        point_views();
     } catch (...) {
         once.run(); // the neighbours are waiting for this rank's rows
         if (exchanging) ++exchanges_;
         throw;
     }
     if (exchanging) ++exchanges_;
+}
+
+void CudaHeatSlab::collect(double *maxdiff) {
+    if (in_flight_ == 0) fail(GPK_ERR_INTERNAL, "heat slab: no pass to collect");
+    DeviceScope scope(device_);
+    const Pending p = pending_[0];
+    std::copy(pending_ + 1, pending_ + in_flight_, pending_);
+    --in_flight_;
+    collected_[p.slot].wait_host();
+    std::copy_n(reinterpret_cast<const double *>(host_level_max_.get()) +
+                    size_t(p.slot) * size_t(pass_.levels),
+                p.levels, maxdiff);
+}
+
+void CudaHeatSlab::back() {
+    cur_ = (cur_ + kGrids - 1) % kGrids;
+    point_views();
+    if (in_flight_ > 0) { // its maxima dropped; the next launch takes its slot (after it on main)
+        --in_flight_;
+        --launches_;
+    }
 }
 
 void CudaHeatSlab::send_edges(const double *grid, size_t own_begin, size_t own_end, const HaloExchange &x,
@@ -335,24 +420,29 @@ void CudaHeatSlab::receive_halos(double *grid, size_t own_begin, size_t own_end,
         }
         copy_rows(const_cast<double *>(from), grid, first, d, copies, false);
     }
-    check(cudaStreamSynchronize(copies), "cudaStreamSynchronize (slab halo)");
+    halos_in_.record(copies);
 }
 
-// The edges, their rows on their way on the copy stream while the rows between compute, the exchange, and
-// the received rows into the result grid's halo rows, also while the kernel runs.
+// The edges on the stream of high priority once the previous pass is done and its received rows are in
+// (their rows on their way on the copy stream as soon as they are computed), the rows between on the main
+// stream, the exchange, and the received rows into the result grid's halo rows.
 void CudaHeatSlab::exchanged_pass(int levels, size_t own_begin, size_t own_end, const HaloExchange &x,
                                   double *const *send, double *const *recv, ExchangeOnce &once) {
     const size_t d = x.depth, edge_top = own_begin + d, edge_bottom = std::max(edge_top, own_end - d);
-    const cudaStream_t main = ctx_.main();
-    launch(own_begin, edge_top, levels, 0, main);
-    launch(edge_bottom, own_end, levels, 2, main);
-    edges_done_.record(main);
+    const cudaStream_t main = ctx_.main(), edges = edges_.get();
+    double *result = grid_[(cur_ + 1) % kGrids];
+    pass_done_.make_wait(edges);
+    halos_in_.make_wait(edges);
+    launch_rows(own_begin, edge_top, levels, 0, edges);
+    launch_rows(edge_bottom, own_end, levels, 2, edges);
+    edges_done_.record(edges);
     edges_done_.make_wait(copies_.get());
-    send_edges(grid_[1], own_begin, own_end, x, send);
-    launch(edge_top, edge_bottom, levels, 1, main);
+    send_edges(result, own_begin, own_end, x, send);
+    launch_rows(edge_top, edge_bottom, levels, 1, main);
     if ((x.up && paths_[0] != HaloPath::peer) || (x.down && paths_[1] != HaloPath::peer)) sent_.wait_host();
     once.run();
-    receive_halos(grid_[1], own_begin, own_end, x, recv);
+    receive_halos(result, own_begin, own_end, x, recv);
+    edges_done_.make_wait(main); // the edges' maxima, for finish_pass
 }
 
 void CudaHeatSlab::exchange_only(size_t own_begin, size_t own_end, const HaloExchange &x) {
@@ -362,13 +452,15 @@ void CudaHeatSlab::exchange_only(size_t own_begin, size_t own_end, const HaloExc
     try {
         DeviceScope scope(device_);
         check_exchange(own_begin, own_end, x, 1);
+        join_main();
         edges_done_.record(ctx_.main());
         edges_done_.make_wait(copies_.get());
-        send_edges(grid_[0], own_begin, own_end, x, send);
+        send_edges(grid_[cur_], own_begin, own_end, x, send);
         if ((x.up && paths_[0] != HaloPath::peer) || (x.down && paths_[1] != HaloPath::peer))
             sent_.wait_host();
         once.run();
-        receive_halos(grid_[0], own_begin, own_end, x, recv);
+        receive_halos(grid_[cur_], own_begin, own_end, x, recv);
+        check(cudaStreamSynchronize(copies_.get()), "cudaStreamSynchronize (slab halo)");
     } catch (...) {
         once.run();
         ++exchanges_;
@@ -479,26 +571,41 @@ void CudaHeatSlab::set_paths(HaloPath up, HaloPath down) {
     }
 }
 
-void CudaHeatSlab::finish_pass(int levels, double *maxdiff) {
+void CudaHeatSlab::finish_pass(int levels, int slot) {
     const cudaStream_t s = ctx_.main();
     level_max_kernel<<<1, 256, 0, s>>>(slots_[0], slots_[1], slots_[2], levels,
                                        static_cast<double *>(level_max_.get()));
     check_launch("heat level_max_kernel");
-    check(cudaMemcpyAsync(host_level_max_.get(), level_max_.get(), levels * sizeof(double),
-                          cudaMemcpyDeviceToHost, s),
+    pass_done_.record(s);
+    double *host = reinterpret_cast<double *>(host_level_max_.get()) + size_t(slot) * size_t(pass_.levels);
+    check(cudaMemcpyAsync(host, level_max_.get(), levels * sizeof(double), cudaMemcpyDeviceToHost, s),
           "cudaMemcpyAsync (slab maxdiff)");
-    ctx_.synchronize_main();
-    std::copy_n(reinterpret_cast<const double *>(host_level_max_.get()), levels, maxdiff);
+    collected_[slot].record(s);
+}
+
+void CudaHeatSlab::join_main() {
+    edges_done_.make_wait(ctx_.main());
+    halos_in_.make_wait(ctx_.main());
+}
+
+void CudaHeatSlab::settle() noexcept {
+    int previous = -1;
+    if (cudaGetDevice(&previous) != cudaSuccess) return;
+    if (previous != device_ && cudaSetDevice(device_) != cudaSuccess) return;
+    for (cudaStream_t s : {edges_.get(), copies_.get(), ctx_.main()}) cudaStreamSynchronize(s);
+    if (previous != device_) cudaSetDevice(previous);
 }
 
 void CudaHeatSlab::read_rows(size_t first, size_t count, double *out) {
     DeviceScope scope(device_);
-    copy_rows(out, grid_[0], first, count, ctx_.main(), true);
+    join_main();
+    copy_rows(out, grid_[cur_], first, count, ctx_.main(), true);
     ctx_.synchronize_main();
 }
 
 void CudaHeatSlab::row_stats(size_t first, size_t count, double *mins, double *maxs, double *sums) {
     DeviceScope scope(device_);
+    join_main();
     double *rs = static_cast<double *>(row_stats_.get());
     heat::launch_row_stats(ctx_.main(), views_, static_cast<const heat::DeviceState *>(state_.get()), false,
                            first, count, rs, rs + count, rs + 2 * count);
