@@ -7,10 +7,10 @@
 # PyTorch arrays in place) once more from the installed wheel. Logs under $OUT (default python-logs).
 #
 # meson-python is needed for the build: where the machine has none (`import mesonpy` fails), the script
-# takes the pure-Python copy in .whl/pydeps, which the lead makes on the development machine and carries:
+# takes the pure-Python copy in .whl/pydeps, made on the development machine and carried:
 #   mkdir -p .whl/pydeps && cp -r /usr/lib/python3/dist-packages/{mesonpy,pyproject_metadata} .whl/pydeps/
-# (run with carry: [".whl"]). gpk.mpi is not tested here: the machine has no mpi4py, and none can be
-# fetched (no package index); its suite runs on CPU ranks in CI.
+# (run with carry: [".whl"]). tools/pip_check.sh runs gpk.mpi's suite on 2 ranks where the Python has mpi4py
+# (the torch venv does).
 set -u -o pipefail
 cd "$(dirname "$0")/../.." || exit 1
 OUT=${OUT:-python-logs}
