@@ -5,18 +5,30 @@
 // pageable memory (the driver's own staging), and pinning in place (cudaHostRegister of touched memory, then
 // DMA from it: the other route).
 //
-// gpk, through the public C API with pageable host pointers, wall clock per call (first call, then the
-// median of the next ones): the u8 256-bin histogram of N GiB and the u8 3x3 box convolution (sum, clamp)
-// of an image of M GiB into another of M GiB. Inputs follow tests/common/periodic_image.hpp's pattern, so
-// every count and every output sample is checked exactly. Default N = 8, M = 4; --large runs the PERF.md
-// rows: N = 90, M = 44 (about 90 GiB of host memory each; the machine needs more).
+// gpk, through the public C API with pageable host pointers, wall clock per call on a fresh context: the
+// u8 256-bin histogram of N GiB (first call, then the median of the later ones) and the u8 3x3 box
+// convolution (sum, clamp) of an image of M GiB into an output of M GiB that is malloc'ed untouched just
+// before the first call, as a caller's new output is (then later calls into the same output). GB/s count
+// bytes in + bytes out over wall time. Inputs follow tests/common/periodic_image.hpp's pattern: every count
+// and every sample of the first call's output are checked exactly. The first call's line says how the
+// kernel faulted pages in during it (minor faults, huge pages given at a fault).
+//
+//   bench_stream [--large] [--hist-gib N] [--conv-gib M] [--half] [--no-ceilings] [--fault-gib F]
+// Default N = 8, M = 4; --large: N = 90, M = 44 (PERF.md's rows; run one case at a time on a host of 128
+// GiB: --hist-gib 0 or --conv-gib 0 skips one). --fault-gib F measures, after the convolution, what
+// faulting fresh memory in costs on this host without gpk (F GiB: huge pages on 1 to 16 threads, 4 KiB
+// pages on 16): the ceiling of a first call into fresh memory. --half repeats every case with half the
+// cores copying.
 #include "bench_util.cuh"
 #include "periodic_image.hpp"
 
 #include <sys/mman.h>
+#include <sys/resource.h>
 
 #include <atomic>
+#include <cstdlib>
 #include <cstring>
+#include <string>
 #include <thread>
 
 namespace {
@@ -124,28 +136,87 @@ void host_ceilings(unsigned cores) {
 
 // ---- gpk end to end ----
 
-// Wall-clock seconds of `calls` calls of f: the first, and the median of the others.
-template <class F> void time_calls(const char *what, double bytes_moved, int calls, F f) {
-    std::vector<double> t;
-    for (int i = 0; i < calls; ++i) {
-        auto t0 = Clock::now();
-        f();
-        t.push_back(seconds_since(t0));
+struct Options {
+    size_t hist_gib = 8, conv_gib = 4, fault_gib = 0;
+    bool half = false, ceilings = true;
+};
+
+// Counters of the kernel's page faults: the process's minor faults, transparent huge pages given at a
+// fault and refused (fallen back to 4 KiB pages), and direct compaction stalls (system-wide).
+struct Faults {
+    long minor = 0;
+    long long thp_alloc = 0, thp_fallback = 0, compact_stall = 0;
+    static Faults now() {
+        Faults f;
+        rusage u{};
+        getrusage(RUSAGE_SELF, &u);
+        f.minor = u.ru_minflt;
+        if (FILE *vm = std::fopen("/proc/vmstat", "r")) {
+            char name[64];
+            long long v = 0;
+            while (std::fscanf(vm, "%63s %lld", name, &v) == 2) {
+                if (!std::strcmp(name, "thp_fault_alloc")) f.thp_alloc = v;
+                if (!std::strcmp(name, "thp_fault_fallback")) f.thp_fallback = v;
+                if (!std::strcmp(name, "compact_stall")) f.compact_stall = v;
+            }
+            std::fclose(vm);
+        }
+        return f;
     }
-    std::vector<double> rest(t.begin() + 1, t.end());
-    std::sort(rest.begin(), rest.end());
-    const double median = rest.empty() ? t[0] : rest[rest.size() / 2];
-    std::printf("  %s: first call %.2f s (%.1f GB/s), then median %.2f s (%.1f GB/s) of %d\n", what, t[0],
-                bytes_moved / t[0] / 1e9, median, bytes_moved / median / 1e9, calls - 1);
+    std::string since(const Faults &b) const {
+        char text[160];
+        std::snprintf(text, sizeof text,
+                      "%ld minor faults, %lld huge pages at a fault, %lld fallbacks, %lld "
+                      "compaction stalls",
+                      minor - b.minor, thp_alloc - b.thp_alloc, thp_fallback - b.thp_fallback,
+                      compact_stall - b.compact_stall);
+        return text;
+    }
+};
+
+// What faulting fresh memory in costs here, without gpk: MADV_POPULATE_WRITE of a new mapping of `gib` GiB
+// in 16 MiB pieces taken by `threads` threads, with and without huge-page advice.
+void fault_ceilings(size_t gib) {
+    const size_t n = gib << 30, piece = size_t(16) << 20;
+    std::printf("fault-in of fresh memory, %zu GiB, MADV_POPULATE_WRITE in 16 MiB pieces (no gpk):\n", gib);
+    for (bool huge : {true, false}) {
+        for (unsigned threads : {1u, 4u, 8u, 16u}) {
+            if (!huge && threads != 16) continue;
+            HostBuffer b(n);
+            madvise(b.p, n, huge ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
+            std::atomic<size_t> next{0};
+            const Faults f0 = Faults::now();
+            auto t0 = Clock::now();
+            split(threads, threads, [&](size_t, size_t) {
+                for (size_t at; (at = next.fetch_add(piece)) < n;)
+                    madvise(b.p + at, std::min(piece, n - at), 23 /* MADV_POPULATE_WRITE */);
+            });
+            const double s = seconds_since(t0);
+            std::printf("  %s pages, %2u threads: %6.1f GB/s (%.2f s; %s)\n", huge ? "huge" : "4 KiB",
+                        threads, n / s / 1e9, s, Faults::now().since(f0).c_str());
+        }
+    }
 }
 
-void histogram_case(gpk_context *ctx, size_t gib, unsigned cores) {
+double median_of(std::vector<double> t) {
+    std::sort(t.begin(), t.end());
+    return t.empty() ? 0 : t[t.size() / 2];
+}
+
+template <class F> double timed(F f) {
+    auto t0 = Clock::now();
+    f();
+    return seconds_since(t0);
+}
+
+void histogram_case(size_t gib, unsigned threads, unsigned cores) {
     const size_t n = gib << 30;
     auto t0 = Clock::now();
     HostBuffer data(n);
     const periodic::Layout flat = periodic::layout(GPK_U8, n, 1, 1);
     periodic::fill(flat, data.p, cores);
-    std::printf("histogram u8 256 bins of %zu GiB pageable (filled in %.1f s):\n", gib, seconds_since(t0));
+    std::printf("histogram u8 256 bins of %zu GiB pageable, %u copy threads (filled in %.1f s):\n", gib,
+                threads, seconds_since(t0));
     // Expected counts: whole periods of the table, then the first n % kPeriod entries.
     std::vector<uint64_t> want(256, 0), got(256, 0);
     for (size_t k = 0; k < periodic::kPeriod; ++k) {
@@ -156,61 +227,102 @@ void histogram_case(gpk_context *ctx, size_t gib, unsigned cores) {
     gpk_histogram_params_init(&p);
     p.width = n;
     p.height = 1;
+    gpk_context *ctx = bench::cuda_context(nullptr, threads);
     bool exact = true;
-    time_calls("gpk_histogram", double(n), 3, [&] {
+    std::vector<double> t;
+    for (int call = 0; call < 3; ++call) {
         std::fill(got.begin(), got.end(), 0);
-        GK(ctx, gpk_histogram(ctx, &p, data.p, got.data(), nullptr));
+        t.push_back(timed([&] { GK(ctx, gpk_histogram(ctx, &p, data.p, got.data(), nullptr)); }));
         exact = exact && got == want;
-    });
-    std::printf("  counts %s\n", exact ? "exact (every call)" : "WRONG");
+    }
+    gpk_context_destroy(ctx);
+    std::printf("  C histogram %zu GiB: first %5.1f GB/s %.2f s | later %5.1f GB/s | counts %s\n", gib,
+                n / t[0] / 1e9, t[0], n / median_of({t.begin() + 1, t.end()}) / 1e9,
+                exact ? "exact" : "WRONG");
 }
 
-void convolve_case(gpk_context *ctx, size_t gib, unsigned cores) {
+void convolve_case(size_t gib, unsigned threads, unsigned cores) {
     const size_t width = 65536, height = (gib << 30) / width;
     const periodic::Layout in = periodic::layout(GPK_U8, width, height, 1), out = in;
     const periodic::Conv conv{periodic::filter_2d(3, 3, {1, 1, 1, 1, 1, 1, 1, 1, 1}), GPK_BORDER_CLAMP,
                               GPK_NORMALIZE_SUM};
     auto t0 = Clock::now();
-    HostBuffer src(in.bytes()), dst(out.bytes());
+    HostBuffer src(in.bytes());
     periodic::fill(in, src.p, cores);
-    split(dst.bytes, cores, [&](size_t b, size_t e) { std::memset(dst.p + b, 0, e - b); });
     std::printf(
-        "convolve u8 3x3 box (sum, clamp), %zux%zu: %zu GiB in + %zu GiB out pageable (filled in %.1f s):\n",
-        width, height, in.bytes() >> 30, out.bytes() >> 30, seconds_since(t0));
-    time_calls("gpk_convolve", double(in.bytes() + out.bytes()), 3,
-               [&] { GK(ctx, periodic::run(ctx, conv, in, src.p, out, dst.p)); });
-    const periodic::Result r = periodic::check(in, out, conv, dst.p, cores);
-    std::printf("  outputs %s\n", r.mismatches == 0 ? "exact (every sample)" : ("WRONG: " + r.first).c_str());
+        "convolve u8 3x3 box (sum, clamp), %zux%zu: %zu GiB in + %zu GiB out pageable, %u copy threads "
+        "(filled in %.1f s):\n",
+        width, height, in.bytes() >> 30, out.bytes() >> 30, threads, seconds_since(t0));
+    const double moved = double(in.bytes() + out.bytes());
+    gpk_context *ctx = bench::cuda_context(nullptr, threads);
+    // A new output, as a caller makes one right before the call: malloc'ed, never touched.
+    auto *dst = static_cast<unsigned char *>(std::malloc(out.bytes()));
+    if (!dst) {
+        std::printf("malloc of %zu bytes failed\n", out.bytes());
+        std::exit(1);
+    }
+    const Faults f0 = Faults::now();
+    const double first = timed([&] { GK(ctx, periodic::run(ctx, conv, in, src.p, out, dst)); });
+    const std::string faults = Faults::now().since(f0);
+    const periodic::Result r = periodic::check(in, out, conv, dst, cores);
+    std::vector<double> later;
+    for (int call = 0; call < 2; ++call)
+        later.push_back(timed([&] { GK(ctx, periodic::run(ctx, conv, in, src.p, out, dst)); }));
+    std::free(dst);
+    gpk_context_destroy(ctx);
+    std::printf("  C convolve %zu+%zu GiB: first (fresh malloc out) %5.1f GB/s %.2f s | later %5.1f GB/s | "
+                "out %s | first call: %s\n",
+                gib, gib, moved / first / 1e9, first, moved / median_of(later) / 1e9,
+                r.mismatches ? ("WRONG: " + r.first).c_str() : "exact (every sample)", faults.c_str());
 }
 
-gpk_context *cuda_context(unsigned threads) {
-    gpk_context_options o;
-    gpk_context_options_init(&o);
-    o.backend = GPK_BACKEND_CUDA;
-    o.threads = threads;
-    gpk_context *ctx = nullptr;
-    GK(nullptr, gpk_context_create(&ctx, &o));
-    return ctx;
+Options parse(int argc, char **argv) {
+    Options o;
+    auto size_arg = [&](int &i) {
+        if (i + 1 >= argc) {
+            std::printf("%s needs a value\n", argv[i]);
+            std::exit(2);
+        }
+        return size_t(std::strtoull(argv[++i], nullptr, 10));
+    };
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        if (a == "--large") {
+            o.hist_gib = 90;
+            o.conv_gib = 44;
+        } else if (a == "--hist-gib") {
+            o.hist_gib = size_arg(i);
+        } else if (a == "--conv-gib") {
+            o.conv_gib = size_arg(i);
+        } else if (a == "--fault-gib") {
+            o.fault_gib = size_arg(i);
+        } else if (a == "--half") {
+            o.half = true;
+        } else if (a == "--no-ceilings") {
+            o.ceilings = false;
+        } else {
+            std::printf("unknown argument %s (see the comment at the top of bench/bench_stream.cu)\n",
+                        a.c_str());
+            std::exit(2);
+        }
+    }
+    return o;
 }
 
 } // namespace
 
-// Each case runs on fresh contexts with all cores copying and with half of them (memcpy peaks below all
-// cores on some machines): a context's first call, then its later ones.
 int main(int argc, char **argv) {
-    bool large = false;
-    for (int i = 1; i < argc; ++i) large |= std::strcmp(argv[i], "--large") == 0;
+    std::setvbuf(stdout, nullptr, _IOLBF, 0); // each row as it is measured (bench.sh keeps the log)
+    const Options opt = parse(argc, argv);
     bench::print_device();
     const unsigned cores = periodic::cores();
-    host_ceilings(cores);
-    for (unsigned threads : {0u, std::max(1u, cores / 2)}) {
-        std::printf("-- contexts with %u copy threads\n", threads ? threads : cores);
-        gpk_context *ctx = cuda_context(threads);
-        histogram_case(ctx, large ? 90 : 8, cores);
-        gpk_context_destroy(ctx);
-        ctx = cuda_context(threads);
-        convolve_case(ctx, large ? 44 : 4, cores);
-        gpk_context_destroy(ctx);
+    if (opt.ceilings) host_ceilings(cores);
+    std::vector<unsigned> thread_counts{cores};
+    if (opt.half) thread_counts.push_back(std::max(1u, cores / 2));
+    for (unsigned threads : thread_counts) {
+        if (opt.conv_gib > 0) convolve_case(opt.conv_gib, threads, cores);
+        if (opt.fault_gib > 0 && threads == cores) fault_ceilings(opt.fault_gib);
+        if (opt.hist_gib > 0) histogram_case(opt.hist_gib, threads, cores);
     }
     return 0;
 }

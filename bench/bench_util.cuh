@@ -206,11 +206,13 @@ inline void print_device() {
                     info.driver_version, info.runtime_version);
 }
 
-inline gpk_context *cuda_context(cudaStream_t s) {
+// threads: the CPU threads of the context (0: one a core).
+inline gpk_context *cuda_context(cudaStream_t s, unsigned threads = 0) {
     gpk_context_options o;
     gpk_context_options_init(&o);
     o.backend = GPK_BACKEND_CUDA;
     o.stream = s;
+    o.threads = threads;
     gpk_context *ctx = nullptr;
     GK(nullptr, gpk_context_create(&ctx, &o));
     return ctx;

@@ -21,7 +21,10 @@
  *     than gpk's first release, or newer than this library) is GPK_ERR_INVALID_ARGUMENT.
  *   - Buffers belong to the caller: gpk reads and writes them only during the call that receives them
  *     (or, with a caller stream on the CUDA backend, until that stream reaches the work; see
- *     gpk_context_options.stream) and never keeps a pointer to them afterwards.
+ *     gpk_context_options.stream) and never keeps a pointer to them afterwards. On Linux the CUDA
+ *     backend faults in the pages of large pageable buffers ahead of its copies without changing a byte
+ *     (MADV_POPULATE_*), and advises transparent huge pages on outputs (MADV_HUGEPAGE, which stays on
+ *     the caller's mapping).
  *   - Any data pointer may be host memory (pageable or pinned) or CUDA device memory; the CUDA backend
  *     finds out which and moves only what must move. The CPU backend accepts host memory only.
  *   - Nothing is printed by the library, no call aborts, and nothing throws across this boundary.

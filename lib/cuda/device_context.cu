@@ -59,6 +59,13 @@ char *DeviceContext::grow(PinnedBuffer &b, size_t bytes) {
     return b.get();
 }
 
+host_pages::Populator &DeviceContext::populator() {
+    if (!populator_)
+        populator_ =
+            std::make_unique<host_pages::Populator>(host_pages::Populator::threads_for(threads_.size()));
+    return *populator_;
+}
+
 void DeviceContext::release_lane_buffers() {
     synchronize();
     for (auto &l : lanes_) {

@@ -2,6 +2,7 @@
 // the reusable device and pinned buffers (a small pool of named slots), and CPU threads for staging copies.
 #pragma once
 
+#include "engine/host_pages.hpp"
 #include "engine/thread_pool.hpp"
 #include "cuda/memory.cuh"
 
@@ -103,6 +104,9 @@ public:
     size_t memory_budget();
 
     ThreadPool &threads() { return threads_; }
+    // What faults caller host memory in ahead of the staging copies (engine/host_pages.hpp); its threads
+    // start at the first call that streams enough memory never touched.
+    host_pages::Populator &populator();
 
     HeatBuffers &heat() { return heat_; }
 
@@ -124,6 +128,7 @@ private:
     std::array<Lane, kLanes> lanes_;
     std::array<DeviceBuffer, size_t(Scratch::count_)> scratch_;
     ThreadPool threads_;
+    std::unique_ptr<host_pages::Populator> populator_;
     HeatBuffers heat_;
     struct Occupancy {
         const void *kernel;

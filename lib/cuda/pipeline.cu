@@ -9,6 +9,8 @@ namespace {
 // Below this a copy is not worth waking the CPU threads for.
 constexpr size_t kParallelCopyBytes = size_t(1) << 20;
 constexpr size_t kCopyGrainBytes = size_t(256) << 10;
+// Below this a range is not worth the background threads (or starting them).
+constexpr size_t kPrefetchBytes = size_t(64) << 20;
 
 // cudaMemcpy2DAsync refuses pitches beyond the device's largest (cudaDevAttrMaxPitch, 2^31 - 1 bytes on
 // every device so far): rows further apart are copied one by one.
@@ -32,10 +34,11 @@ void copy_rows_async(char *dst, size_t dst_pitch, const char *src, size_t src_pi
 } // namespace
 
 void copy_rows(ThreadPool &threads, char *dst, size_t dst_pitch, const char *src, size_t src_pitch,
-               size_t len, size_t rows) {
+               size_t len, size_t rows, unsigned max_parts) {
     size_t total = len * rows;
     bool contiguous = rows == 1 || (dst_pitch == len && src_pitch == len);
-    if (total < kParallelCopyBytes || threads.size() == 1) {
+    const unsigned parts = std::min(threads.size(), max_parts);
+    if (total < kParallelCopyBytes || parts <= 1) {
         if (contiguous) {
             std::memcpy(dst, src, total);
         } else {
@@ -43,17 +46,19 @@ void copy_rows(ThreadPool &threads, char *dst, size_t dst_pitch, const char *src
         }
         return;
     }
-    if (contiguous) {
-        threads.parallel_for(
-            total, [&](size_t b, size_t e) { std::memcpy(dst + b, src + b, e - b); }, kCopyGrainBytes);
-        return;
-    }
-    threads.parallel_for(
-        rows,
-        [&](size_t b, size_t e) {
-            for (size_t r = b; r < e; ++r) std::memcpy(dst + r * dst_pitch, src + r * src_pitch, len);
+    // Contiguous parts of whole grains (bytes, or rows of a pitched copy), one per thread.
+    const size_t n = contiguous ? total : rows;
+    const size_t grain =
+        contiguous ? kCopyGrainBytes : std::max<size_t>(1, kCopyGrainBytes / std::max<size_t>(1, len));
+    threads.run(
+        [&](unsigned part, unsigned count) {
+            const size_t b = n * part / count, e = n * (part + 1) / count;
+            if (contiguous)
+                std::memcpy(dst + b, src + b, e - b);
+            else
+                for (size_t r = b; r < e; ++r) std::memcpy(dst + r * dst_pitch, src + r * src_pitch, len);
         },
-        std::max<size_t>(1, kCopyGrainBytes / std::max<size_t>(1, len)));
+        unsigned(std::min<size_t>(parts, std::max<size_t>(1, n / grain))));
 }
 
 void append_row(std::vector<RowRun> &runs, long long src_row) {
@@ -76,6 +81,7 @@ Pipeline::Pipeline(DeviceContext &ctx, int lanes) : ctx_(ctx), lanes_(std::min(l
 }
 
 Pipeline::~Pipeline() {
+    stop_prefetch();
     if (finished_) return;
     // An error left work in flight: wait for it so that no buffer is freed or reused under it.
     cudaStreamSynchronize(ctx_.main());
@@ -96,12 +102,37 @@ Lane &Pipeline::next() {
     return lane;
 }
 
+void Pipeline::prefetch(host_pages::Access access, const char *p, size_t n) {
+    if (n < kPrefetchBytes) return;
+    pages_ = &ctx_.populator();
+    pages_->start(access, p, n);
+}
+
+// The copies are about to touch [p, p + n): pieces no thread has begun are theirs, pieces in flight are
+// waited for.
+void Pipeline::claim(host_pages::Access access, const char *p, size_t n) {
+    if (pages_) pages_->claim(access, p, n);
+}
+
+// The copy threads leave the populating threads their cores (a copy split across more threads than there
+// are free cores waits for the one that was descheduled).
+unsigned Pipeline::copy_parts() const {
+    const unsigned all = ctx_.threads().size(), busy = pages_ ? pages_->busy() : 0;
+    return busy < all ? all - busy : 1;
+}
+
+void Pipeline::stop_prefetch() noexcept {
+    if (pages_) pages_->stop();
+}
+
 void Pipeline::deliver(Lane &lane) {
     Lane::PendingCopy p = lane.pending;
     if (!p.dst) return;
     lane.pending = {};
     lane.downloaded.wait_host();
-    copy_rows(ctx_.threads(), p.dst, p.pitch, lane.stage_out.get(), p.row_bytes, p.row_bytes, p.rows);
+    claim(host_pages::Access::write, p.dst, (p.rows - 1) * p.pitch + p.row_bytes);
+    copy_rows(ctx_.threads(), p.dst, p.pitch, lane.stage_out.get(), p.row_bytes, p.row_bytes, p.rows,
+              copy_parts());
 }
 
 void Pipeline::finish() {
@@ -112,6 +143,7 @@ void Pipeline::finish() {
         lane.done.record(lane.stream.get());
         lane.done.make_wait(ctx_.main());
     }
+    stop_prefetch();
     finished_ = true;
 }
 
@@ -135,6 +167,10 @@ void Pipeline::upload(Lane &lane, const RowSource &src, const std::vector<RowRun
     }
     lane.uploaded.wait_host(); // the previous upload from stage_in has left it
     char *stage = ctx_.grow(lane.stage_in, rows * len);
+    for (const RowRun &r : runs)
+        if (r.src_row >= 0)
+            claim(host_pages::Access::read, src.base + size_t(r.src_row) * src.pitch + offset,
+                  (r.count - 1) * src.pitch + len);
     size_t at = 0;
     for (const RowRun &r : runs) {
         char *to = stage + at * len;
@@ -142,7 +178,7 @@ void Pipeline::upload(Lane &lane, const RowSource &src, const std::vector<RowRun
             std::memset(to, 0, r.count * len);
         else
             copy_rows(ctx_.threads(), to, len, src.base + size_t(r.src_row) * src.pitch + offset, src.pitch,
-                      len, r.count);
+                      len, r.count, copy_parts());
         at += r.count;
     }
     check(cudaMemcpyAsync(dst, stage, rows * len, cudaMemcpyHostToDevice, s), "cudaMemcpyAsync (upload)");

@@ -48,18 +48,27 @@ public:
     // Copies `rows` packed rows of `row_bytes` from device memory `src` to dst rows of `pitch` bytes.
     void download(Lane &lane, const char *src, size_t row_bytes, size_t rows, char *dst, size_t pitch,
                   MemoryKind dst_kind);
+    // Has pageable caller memory [p, p + n) faulted in ahead of the copies that read it (Access::read:
+    // uploads) or write it (Access::write: downloads), by the context's populator; ranges under
+    // kPrefetchBytes are left to the copies. Its threads stop at finish() or on the error path.
+    void prefetch(host_pages::Access access, const char *p, size_t n);
 
 private:
     void deliver(Lane &lane);
+    void claim(host_pages::Access access, const char *p, size_t n);
+    unsigned copy_parts() const;
+    void stop_prefetch() noexcept;
 
     DeviceContext &ctx_;
+    host_pages::Populator *pages_ = nullptr;
     int lanes_;
     int turn_ = 0;
     bool finished_ = false;
 };
 
-// Copies `rows` rows of `len` bytes between host buffers with the context's CPU threads.
+// Copies `rows` rows of `len` bytes between host buffers with the context's CPU threads (at most
+// `max_parts` of them).
 void copy_rows(ThreadPool &threads, char *dst, size_t dst_pitch, const char *src, size_t src_pitch,
-               size_t len, size_t rows);
+               size_t len, size_t rows, unsigned max_parts = ~0u);
 
 } // namespace gpk::cuda

@@ -13,6 +13,12 @@
 #              under the MPS server where it exists
 #   python     bench/bench_python.py: gpk from Python beside cupyx.scipy.ndimage and cupy (JSON under $OUT)
 #   cpu        bench_cpu (the CPU backend beside OpenCV and OpenMP) where it was built
+#   first      first calls into fresh host memory and the later calls, C (bench_stream) and Python
+#              (bench/bench_stream.py): the 44 + 44 GiB u8 3x3 convolution into a new output (malloc,
+#              np.empty_like), then the 90 GiB histogram, one after the other (a host of 128 GiB holds one
+#              at a time), every output and count checked, and the fault-in rate of fresh memory without
+#              gpk (the ceiling of a first call). Not in the default stages: STAGES="build first" (about 4
+#              minutes, 100 GiB of host memory)
 # Environment: STAGES (default every stage but cpu), B (default build-check), OUT (default bench-logs),
 # BUDGET (seconds, default 560), LARGE. Each program's output is kept whole in $OUT/STAGE.log; the summary
 # repeats its table rows.
@@ -20,8 +26,12 @@
 . "$(dirname "$0")/check.sh"
 gpu_setup bench "build heat histogram convolve stream mpi python"
 
-want build && build bench/bench_heat bench/bench_histogram bench/bench_convolve bench/bench_stream \
-    tests/mpi/bench_mpi_heat
+targets=(bench/bench_stream)
+want heat && targets+=(bench/bench_heat)
+want histogram && targets+=(bench/bench_histogram)
+want convolve && targets+=(bench/bench_convolve)
+want mpi && targets+=(tests/mpi/bench_mpi_heat)
+want build && build "${targets[@]}"
 if want heat; then
     run bench_heat 120 heat.log "$B/bench/bench_heat"
     for n in 4096 16384; do run "bench_heat fixed $n 3" 120 heat.log "$B/bench/bench_heat" fixed "$n" 3; done
@@ -59,6 +69,18 @@ if want python; then
     run bench_python.py 120 python.log env GPK_LIBRARY="${libs[0]}" PYTHONPATH="$PWD/bindings/python" \
         python3 bench/bench_python.py --json "$OUT/bench_python.json"
     rows_from 'x$|^case|largest' python.log
+fi
+if want first; then
+    run "bench_stream convolve 44+44 GiB" 120 first.log "$B/bench/bench_stream" --no-ceilings --conv-gib 44 \
+        --hist-gib 0 --fault-gib 8
+    run "bench_stream histogram 90 GiB" 60 first.log "$B/bench/bench_stream" --no-ceilings --conv-gib 0 \
+        --hist-gib 90
+    libs=("$PWD/$B"/lib/libgpk.so.*.*.*)
+    py=(env GPK_LIBRARY="${libs[0]}" PYTHONPATH="$PWD/bindings/python" PYTHONUNBUFFERED=1
+        python3 bench/bench_stream.py)
+    run "bench_stream.py convolve 44+44 GiB" 90 first.log "${py[@]}" --conv-gib 44 --hist-gib 0
+    run "bench_stream.py histogram 90 GiB" 90 first.log "${py[@]}" --conv-gib 0 --hist-gib 90
+    rows_from 'GB/s|WRONG' first.log
 fi
 if want cpu; then
     if [ -x "$B/bench/bench_cpu" ]; then

@@ -223,12 +223,32 @@ conv::PassArgs band_args(const ConvolveJob &job, const ConvPlan &p, const conv::
     return a;
 }
 
+// Has the pass's pageable caller memory faulted in ahead of its copies: the input rows its bands read and,
+// on the writing pass only (a pass that only folds min/max, or is cancelled after it, leaves the output
+// alone), the output rows.
+void prefetch_pass(Pipeline &pipe, const ConvolveJob &job, const ConvPlan &p, bool reduce, bool reuse_mid,
+                   size_t y_begin, size_t y_end) {
+    if (y_end <= y_begin) return;
+    if (!p.direct_in && !reuse_mid && p.in_kind == MemoryKind::pageable) {
+        const size_t first = y_begin - std::min<size_t>(y_begin, size_t(p.kh / 2));
+        const size_t last = std::min<size_t>(job.in.height, y_end + size_t(p.kh / 2)) - 1;
+        pipe.prefetch(host_pages::Access::read,
+                      static_cast<const char *>(job.in_data) + first * job.in.stride,
+                      (last - first) * job.in.stride + p.in_row);
+    }
+    if (!reduce && !p.direct_out && p.out_kind == MemoryKind::pageable)
+        pipe.prefetch(host_pages::Access::write,
+                      static_cast<const char *>(job.out_data) + y_begin * job.out.stride,
+                      (y_end - y_begin - 1) * job.out.stride + p.out_row);
+}
+
 // One pass over output rows [y_begin, y_end) in bands; `reduce` folds min/max instead of writing. Returns
 // whether a separable filter's row pass went through the lanes' `mid` (the rank-1 strip kernel and the fused
 // kernel keep it on chip).
 bool run_pass(DeviceContext &ctx, const ConvolveJob &job, const ConvPlan &p, const conv::Output &out_base,
               bool reduce, bool reuse_mid, size_t y_begin, size_t y_end) {
     Pipeline pipe(ctx, p.lanes);
+    prefetch_pass(pipe, job, p, reduce, reuse_mid, y_begin, y_end);
     bool mid_written = false;
     for (size_t y0 = y_begin; y0 < y_end; y0 += p.band_rows) {
         size_t rows = std::min(p.band_rows, y_end - y0);

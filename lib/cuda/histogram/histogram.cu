@@ -179,6 +179,8 @@ void count_in_chunks(DeviceContext &ctx, const HistogramJob &job, const Layout &
     reserve_lane_inputs(ctx, chunk, lay.sample * job.channels);
     RowSource src{static_cast<const char *>(job.data), job.stride, kind};
     Pipeline pipe(ctx, kLanes);
+    if (kind == MemoryKind::pageable)
+        pipe.prefetch(host_pages::Access::read, src.base, (job.height - 1) * job.stride + lay.row_bytes);
     auto count_chunk = [&](const std::vector<RowRun> &runs, size_t offset, size_t len) {
         Lane &lane = pipe.next();
         char *dst = static_cast<char *>(lane.in.get());
