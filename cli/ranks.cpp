@@ -98,7 +98,9 @@ std::string describe() {
     std::string name(version, size_t(length));
     name = name.substr(0, name.find_first_of(",\n")); // "Open MPI v4.1.4"
     std::string line = "MPI: " + name + " (libgpk_mpi)";
-    line += gpk_mpi_cuda_aware() ? ", CUDA-aware" : ", not CUDA-aware (halos that CUDA IPC cannot carry go through host memory)";
+    line += gpk_mpi_cuda_aware()
+                ? ", CUDA-aware"
+                : ", not CUDA-aware (halos that CUDA IPC cannot carry go through host memory)";
     if (!g_active) return line + "; not started by mpirun: 1 process";
     return line + "; " + std::to_string(g_size) + " rank" + (g_size > 1 ? "s" : "") + " (this is rank " +
            std::to_string(g_rank) + ")";
