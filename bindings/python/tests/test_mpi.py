@@ -1,5 +1,6 @@
-"""gpk.mpi on CPU ranks, run by every rank: `mpirun -np N python3 -m pytest test_mpi.py` (meson's suites
-'python' and 'mpi' run it on 1-4 ranks). Each rank's result is compared bit for bit with the single-process
+"""gpk.mpi on CPU ranks, and on the ranks' GPUs where they have them, run by every rank: `mpirun -np N
+python3 -m pytest test_mpi.py` (meson's suites 'python' and 'mpi' run it on 1-4 ranks; tools/gpu/python.sh on
+the GPU machine's 2 GPUs). Each rank's result is compared bit for bit with the single-process
 function on the whole data in the same process; failures must raise the same gpk.Error on every rank."""
 import os
 
@@ -335,3 +336,84 @@ def test_convolve_mismatches(cpu):
                           "border differs between ranks: clamp on rank")
     raised_everywhere(lambda: gpk.mpi.convolve(comm, img, "lp3", border="nope" if rank == last else "clamp",
                                                context=cpu), gpk.InvalidArgumentError, "border is 'nope'")
+
+
+# ---------------------------------------------------------------------------------------------------
+# On the ranks' GPUs (gpk.mpi.context: the rank's own device); skipped where there is none
+# ---------------------------------------------------------------------------------------------------
+
+def device_array_modules():
+    """CuPy and PyTorch where installed: (name, to_device, to_numpy)."""
+    found = []
+    try:
+        import cupy
+        found.append(("cupy", cupy.asarray, cupy.asnumpy))
+    except ImportError:
+        pass
+    try:
+        import torch
+        if torch.cuda.is_available():
+            found.append(("torch", lambda a: torch.from_numpy(np.ascontiguousarray(a)).cuda(),
+                          lambda t: t.cpu().numpy()))
+    except ImportError:
+        pass
+    return found
+
+
+on_gpus = pytest.mark.skipif(not gpk.devices(), reason="no CUDA device")
+
+
+@pytest.fixture(scope="module")
+def rank_gpu():
+    with gpk.mpi.context(comm) as ctx:
+        yield ctx
+
+
+@on_gpus
+def test_gpu_context_is_the_ranks_device(rank_gpu):
+    assert rank_gpu.backend == "cuda"
+
+
+@on_gpus
+@pytest.mark.parametrize("rows, cols, maxiter, threshold, period", [(96, 130, 200, 1e-4, 50), (400, 257, 37, 0, 0)])
+def test_gpu_heat_equals_one_gpu(rank_gpu, rows, cols, maxiter, threshold, period):
+    rng = same_data(rows + cols)
+    tinit = rng.uniform(-50, 50, (rows, cols))
+    cond = rng.uniform(0, 1, (rows, cols))
+    whole = gpk.heat(tinit, cond, maxiter=maxiter, threshold=threshold, period=period, context=rank_gpu)
+    b, n = gpk.mpi.default_block(comm, rows)
+    part = gpk.mpi.heat(comm, tinit[b:b + n], cond[b:b + n], maxiter=maxiter, threshold=threshold, period=period,
+                        rows=rows, context=rank_gpu)
+    assert np.array_equal(part.grid, whole.grid[b:b + n])
+    assert fields(part.reports) == fields(whole.reports)
+    for name, to_device, to_numpy in device_array_modules():
+        dev = gpk.mpi.heat(comm, to_device(tinit[b:b + n]), to_device(cond[b:b + n]), maxiter=maxiter,
+                           threshold=threshold, period=period, rows=rows, context=rank_gpu)
+        assert np.array_equal(to_numpy(dev.grid), whole.grid[b:b + n]), name
+        assert fields(dev.reports) == fields(whole.reports), name
+
+
+@on_gpus
+@pytest.mark.parametrize("filt, normalize", [("lp3", None), ("lp3", "minmax"), ("box:9", "sum"), ("smooth5", "sum")])
+def test_gpu_convolve_equals_one_process(cpu, rank_gpu, filt, normalize):
+    height = 301
+    img = same_data(height).integers(0, 256, (height, 517)).astype(np.uint8)
+    whole = gpk.convolve(img, filt, normalize=normalize, context=cpu)  # integer taps: exact on every backend
+    b, n = gpk.mpi.default_block(comm, height)
+    host = gpk.mpi.convolve(comm, img[b:b + n], filt, normalize=normalize, height=height, context=rank_gpu)
+    assert np.array_equal(host, whole[b:b + n])
+    for name, to_device, to_numpy in device_array_modules():
+        dev = gpk.mpi.convolve(comm, to_device(img[b:b + n]), filt, normalize=normalize, height=height,
+                               context=rank_gpu)
+        assert np.array_equal(to_numpy(dev), whole[b:b + n]), name
+
+
+@on_gpus
+def test_gpu_histogram_equals_one_process(cpu, rank_gpu):
+    data = same_data(17).integers(0, 65536, (size, 64, 1000)).astype(np.uint32)
+    whole = gpk.histogram(data.reshape(-1, 1000), bins=65536, range=(0, 65536), context=cpu)
+    mine = data[rank]
+    assert np.array_equal(gpk.mpi.histogram(comm, mine, bins=65536, range=(0, 65536), context=rank_gpu), whole)
+    for name, to_device, _ in device_array_modules():
+        got = gpk.mpi.histogram(comm, to_device(mine), bins=65536, range=(0, 65536), context=rank_gpu)
+        assert np.array_equal(got, whole), name
