@@ -16,21 +16,6 @@ constexpr int kBoxStripRows = 16;
 // in prefetched chunks (the next chunk's loads issued before the current chunk's steps: walk_chunks), which
 // keeps a chunk of loads always in flight.
 constexpr int kBoxChunk = 4;
-template <int K, StripMode M> constexpr bool box_prefetch() {
-    return M == StripMode::divide && K <= 5;
-}
-
-template <int K, StripMode M, bool Signed, StripDiv D>
-unsigned launch_box_kernel(const PassArgs &a, const Rank1Taps<K> &taps, int t, const U8Divider &dv, int rows,
-                           cudaStream_t s) {
-    const long long groups = rank1_groups(a.shape.width);
-    const dim3 grid = strip_grid(a, groups, rows, M, kBoxBlockGroups);
-    if (grid.x == 0) return 0;
-    conv_box_u8_kernel<K, M, Signed, D, kBoxChunk, box_prefetch<K, M>()><<<grid, kStripThreads, 0, s>>>(
-        a.src, a.shape, a.out, taps, t, dv, rows, groups, out_aligned_for_strip(a));
-    check_launch("conv_box_u8_kernel");
-    return grid.x * grid.y;
-}
 
 // Box filters as users write them (box:K, sum normalisation) take the box kernel; the rarer forms (signed
 // taps, no normalisation, min/max) take the rank-1 or the direct kernels, which compute the same sums.
@@ -38,7 +23,14 @@ template <int K> unsigned launch_box(const PassArgs &a, const Rank1Taps<K> &taps
     U8Divider dv{};
     if (t < 0 || minmax_pass(a) || !make_u8_divider(a, dv) || !dv.sum || a.out.isum == 1 || dv.shift != 32)
         return 0;
-    return launch_box_kernel<K, StripMode::divide, false, StripDiv::mulhi>(a, taps, t, dv, kBoxStripRows, s);
+    constexpr StripMode kMode = StripMode::divide;
+    const long long groups = rank1_groups(a.shape.width);
+    const dim3 grid = strip_grid(a, groups, kBoxStripRows, kMode, kBoxBlockGroups);
+    if (grid.x == 0) return 0;
+    conv_box_u8_kernel<K, kMode, false, StripDiv::mulhi, kBoxChunk, (K <= 5)><<<grid, kStripThreads, 0, s>>>(
+        a.src, a.shape, a.out, taps, t, dv, kBoxStripRows, groups, out_aligned_for_strip(a));
+    check_launch("conv_box_u8_kernel");
+    return grid.x * grid.y;
 }
 
 } // namespace gpk::cuda::conv

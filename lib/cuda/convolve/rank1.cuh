@@ -100,12 +100,13 @@ __device__ __forceinline__ void rank1_edges(F &f, const SourceRows &src, const S
     });
 }
 
-// The body of a strip kernel with rank-1 taps: the last block of x takes the strip's edge columns, the
-// others interior(f, y0, y_end); the fold pass leaves its block's partials.
+// The body of a strip kernel with rank-1 taps (written sums): the last block of x takes the strip's edge
+// columns, the others interior(f, y0, y_end).
 template <int K, StripMode M, bool Signed, StripDiv D, class Interior>
 __device__ __forceinline__ void rank1_strip_body(const SourceRows &src, const Shape &sh, const Output &out,
                                                  const Rank1Taps<K> &taps, const U8Divider &dv,
                                                  int strip_rows, long long groups, const Interior &interior) {
+    static_assert(M == StripMode::divide, "the passes of min/max take the 3 x 3 or the direct kernels");
     StripFinish<M, Signed, D> f = make_strip_finish<M, Signed, D>(dv, out);
     const int y0 = blockIdx.y * strip_rows;
     const int y_end = min(y0 + strip_rows, sh.out_rows);
@@ -113,8 +114,6 @@ __device__ __forceinline__ void rank1_strip_body(const SourceRows &src, const Sh
         rank1_edges<K>(f, src, sh, out, taps, y0, y_end, groups);
     else
         interior(f, y0, y_end);
-    if constexpr (M == StripMode::fold)
-        fold_minmax<int>(f.fold_mn <= f.fold_mx, f.fold_mn, f.fold_mx, 0, out);
 }
 
 // Grid: x covers the interior groups in blocks of 128, then one edge block; y the band's output rows in

@@ -9,8 +9,8 @@ namespace gpk::cuda::conv {
 // Output rows a chunk of the rank-1 kernel: 4 where sums are written at K = 7 and 9 (fewer registers: 6
 // blocks an SM instead of 4), else 8 (at K = 5 chunks of 4 spill under their 64-register cap). Its strips
 // are one chunk of 8 rows (two of 4).
-template <int K, StripMode M> constexpr int rank1_chunk() {
-    return M == StripMode::divide && K >= 7 ? 4 : kStripChunk;
+template <int K> constexpr int rank1_chunk() {
+    return K >= 7 ? 4 : kStripChunk;
 }
 
 template <int K, StripMode M, bool Signed, StripDiv D>
@@ -19,7 +19,7 @@ unsigned launch_rank1_kernel(const PassArgs &a, const Rank1Taps<K> &taps, const 
     const long long groups = rank1_groups(a.shape.width);
     const dim3 grid = strip_grid(a, groups, rows, M);
     if (grid.x == 0) return 0;
-    conv_rank1_u8_strip_kernel<K, M, Signed, D, rank1_chunk<K, M>()><<<grid, kStripThreads, 0, s>>>(
+    conv_rank1_u8_strip_kernel<K, M, Signed, D, rank1_chunk<K>()><<<grid, kStripThreads, 0, s>>>(
         a.src, a.shape, a.out, taps, dv, rows, groups, out_aligned_for_strip(a));
     check_launch("conv_rank1_u8_strip_kernel");
     return grid.x * grid.y;
