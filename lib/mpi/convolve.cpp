@@ -100,9 +100,16 @@ unsigned char *device_scratch(gpk_context *ctx, size_t bytes) {
     return static_cast<unsigned char *>(p);
 }
 
-// Rows between host and device memory through the context (gpk_internal_copy_rows).
-void copy_rows(gpk_context *ctx, void *dst, size_t dst_pitch, const void *src, size_t src_pitch, size_t width,
-               size_t rows) {
+// Rows of `width` bytes: through the context (gpk_internal_copy_rows) where either side is in device memory
+// (`device`), else by memcpy.
+void copy_rows(gpk_context *ctx, bool device, void *dst, size_t dst_pitch, const void *src, size_t src_pitch,
+               size_t width, size_t rows) {
+    if (!device) {
+        for (size_t i = 0; i < rows; ++i)
+            std::memcpy(static_cast<unsigned char *>(dst) + i * dst_pitch,
+                        static_cast<const unsigned char *>(src) + i * src_pitch, width);
+        return;
+    }
     if (gpk_internal_copy_rows(ctx, dst, dst_pitch, src, src_pitch, width, rows) != GPK_OK)
         throw Error(GPK_ERR_DEVICE, gpk_context_last_error(ctx));
 }
@@ -143,14 +150,14 @@ void convolve_in_place(Team &team, gpk_context *ctx, const gpk_convolve_params &
             place(0, top, in_top, true);
             edge_in.height = edge_out.height = top;
             convolve_call(ctx, params, edge_in, in_top, edge_out, out_top);
-            copy_rows(ctx, dst, out_stride, out_top + above * out_row, out_row, out_row, reach);
+            copy_rows(ctx, true, dst, out_stride, out_top + above * out_row, out_row, out_row, reach);
         }
         if (bottom) {
             const size_t first = above + count - 2 * reach;
             place(first, first + bottom, in_bottom, true);
             edge_in.height = edge_out.height = bottom;
             convolve_call(ctx, params, edge_in, in_bottom, edge_out, out_bottom);
-            copy_rows(ctx, dst + (count - reach) * out_stride, out_stride, out_bottom + reach * out_row,
+            copy_rows(ctx, true, dst + (count - reach) * out_stride, out_stride, out_bottom + reach * out_row,
                       out_row, out_row, reach);
         }
     });
@@ -258,11 +265,7 @@ void convolve(Team &team, gpk_context *ctx, const gpk_convolve_params *caller_pa
             size_t run = 1;
             while (k + run < send_rows.size() && send_rows[k + run] == send_rows[k] + run) ++run;
             const unsigned char *first = src + (send_rows[k] - block.begin) * in_stride;
-            if (in_dev)
-                copy_rows(ctx, &sent[k * in_row], in_row, first, in_stride, in_row, run);
-            else
-                for (size_t i = 0; i < run; ++i)
-                    std::memcpy(&sent[(k + i) * in_row], first + i * in_stride, in_row);
+            copy_rows(ctx, in_dev, &sent[k * in_row], in_row, first, in_stride, in_row, run);
             k += run;
         }
     });
@@ -293,11 +296,7 @@ void convolve(Team &team, gpk_context *ctx, const gpk_convolve_params *caller_pa
             const size_t pitch = own[k] ? in_stride : in_row;
             size_t run = 1;
             while (k + run < k1 && own[k + run] == own[k] && where[k + run] == where[k] + run * pitch) ++run;
-            if (to_device || in_dev)
-                copy_rows(ctx, to + (k - k0) * in_row, in_row, where[k], pitch, in_row, run);
-            else
-                for (size_t i = 0; i < run; ++i)
-                    std::memcpy(to + (k - k0 + i) * in_row, where[k] + i * pitch, in_row);
+            copy_rows(ctx, to_device || in_dev, to + (k - k0) * in_row, in_row, where[k], pitch, in_row, run);
             k += run;
         }
     };
@@ -343,12 +342,7 @@ void convolve(Team &team, gpk_context *ctx, const gpk_convolve_params *caller_pa
     if (vote.others_failed) o = Outcome{}; // stopped for another rank, whose failure agree() reports
     team.agree(o);
     team.step([&] {
-        if (dev)
-            copy_rows(ctx, out_data, out_stride, &ext_out[own_at * out_row], out_row, out_row, block.count);
-        else
-            for (size_t i = 0; i < block.count; ++i)
-                std::memcpy(static_cast<unsigned char *>(out_data) + i * out_stride,
-                            &ext_out[(own_at + i) * out_row], out_row);
+        copy_rows(ctx, dev, out_data, out_stride, &ext_out[own_at * out_row], out_row, out_row, block.count);
     });
 }
 
