@@ -71,14 +71,14 @@ if want python; then
     rows_from 'x$|^case|largest' python.log
 fi
 if want first; then
-    run "bench_stream convolve 44+44 GiB" 120 first.log "$B/bench/bench_stream" --no-ceilings --conv-gib 44 \
+    run "bench_stream convolve 44+44 GiB" 150 first.log "$B/bench/bench_stream" --no-ceilings --conv-gib 44 \
         --hist-gib 0 --fault-gib 8
     run "bench_stream histogram 90 GiB" 60 first.log "$B/bench/bench_stream" --no-ceilings --conv-gib 0 \
         --hist-gib 90
     libs=("$PWD/$B"/lib/libgpk.so.*.*.*)
     py=(env GPK_LIBRARY="${libs[0]}" PYTHONPATH="$PWD/bindings/python" PYTHONUNBUFFERED=1
         python3 bench/bench_stream.py)
-    run "bench_stream.py convolve 44+44 GiB" 90 first.log "${py[@]}" --conv-gib 44 --hist-gib 0
+    run "bench_stream.py convolve 44+44 GiB" 150 first.log "${py[@]}" --conv-gib 44 --hist-gib 0
     run "bench_stream.py histogram 90 GiB" 90 first.log "${py[@]}" --conv-gib 0 --hist-gib 90
     rows_from 'GB/s|WRONG' first.log
 fi

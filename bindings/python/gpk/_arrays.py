@@ -190,12 +190,22 @@ _DL_CODE_NAMES = {0: "int", 1: "uint", 2: "float", 4: "bfloat", 5: "complex", 6:
 _DL_READ_ONLY = 1
 
 
+def _export_dlpack(obj, stream):
+    try:
+        return obj.__dlpack__(stream=stream)
+    except TypeError:
+        return obj.__dlpack__()  # a producer from before the stream argument
+
+
 def _from_dlpack(obj, what, stream):
     try:
-        try:
-            capsule = obj.__dlpack__(stream=stream)
-        except TypeError:
-            capsule = obj.__dlpack__()  # a producer from before the stream argument
+        if library_of(obj) == "torch" and obj.is_cuda:
+            # PyTorch exports with a stream only while the tensor's device is the current one.
+            import torch
+            with torch.cuda.device(obj.device):
+                capsule = _export_dlpack(obj, stream)
+        else:
+            capsule = _export_dlpack(obj, stream)
     except BufferError as e:  # the producer refuses to export (PyTorch: requires_grad, conjugate bit)
         raise InvalidArgumentError(f"{what}: {e}") from None
     readonly = False

@@ -213,6 +213,21 @@ def test_torch_histogram_and_heat(torch, cpu, rng, calls):
                                gpk.heat(tinit, 0.4, maxiter=300, threshold=0, context=cpu).grid, rtol=1e-9, atol=1e-12)
 
 
+def test_torch_tensor_on_another_device(torch, cpu, rng):
+    """A tensor on a device that is not PyTorch's current one, on a context of that device."""
+    if torch.cuda.device_count() < 2:
+        pytest.skip("needs 2 CUDA devices")
+    host = rng.integers(0, 256, (300, 200), dtype=np.uint8)
+    x = torch.from_numpy(host).cuda(1)
+    assert torch.cuda.current_device() == 0
+    with gpk.Context(backend="cuda", device=1) as ctx:
+        np.testing.assert_array_equal(gpk.histogram(x, context=ctx), np.bincount(host.ravel(), minlength=256))
+        out = gpk.convolve(x, "box:3", normalize="sum", context=ctx)
+        assert out.device == x.device
+        np.testing.assert_array_equal(out.cpu().numpy(), gpk.convolve(host, "box:3", normalize="sum", context=cpu))
+    assert torch.cuda.current_device() == 0
+
+
 def test_torch_stream_is_honoured(torch, calls):
     stream = torch.cuda.Stream()
     with torch.cuda.stream(stream):

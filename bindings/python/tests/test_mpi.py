@@ -342,18 +342,24 @@ def test_convolve_mismatches(cpu):
 # On the ranks' GPUs (gpk.mpi.context: the rank's own device); skipped where there is none
 # ---------------------------------------------------------------------------------------------------
 
-def device_array_modules():
-    """CuPy and PyTorch where installed: (name, to_device, to_numpy)."""
+def device_array_modules(device):
+    """CuPy and PyTorch where installed, arrays on CUDA device `device` (the rank's): (name, to_device,
+    to_numpy)."""
     found = []
     try:
         import cupy
-        found.append(("cupy", cupy.asarray, cupy.asnumpy))
+
+        def to_cupy(a):
+            with cupy.cuda.Device(device):
+                return cupy.asarray(a)
+
+        found.append(("cupy", to_cupy, cupy.asnumpy))
     except ImportError:
         pass
     try:
         import torch
         if torch.cuda.is_available():
-            found.append(("torch", lambda a: torch.from_numpy(np.ascontiguousarray(a)).cuda(),
+            found.append(("torch", lambda a: torch.from_numpy(np.ascontiguousarray(a)).cuda(device),
                           lambda t: t.cpu().numpy()))
     except ImportError:
         pass
@@ -386,7 +392,7 @@ def test_gpu_heat_equals_one_gpu(rank_gpu, rows, cols, maxiter, threshold, perio
                         rows=rows, context=rank_gpu)
     assert np.array_equal(part.grid, whole.grid[b:b + n])
     assert fields(part.reports) == fields(whole.reports)
-    for name, to_device, to_numpy in device_array_modules():
+    for name, to_device, to_numpy in device_array_modules(rank_gpu.device):
         dev = gpk.mpi.heat(comm, to_device(tinit[b:b + n]), to_device(cond[b:b + n]), maxiter=maxiter,
                            threshold=threshold, period=period, rows=rows, context=rank_gpu)
         assert np.array_equal(to_numpy(dev.grid), whole.grid[b:b + n]), name
@@ -402,7 +408,7 @@ def test_gpu_convolve_equals_one_process(cpu, rank_gpu, filt, normalize):
     b, n = gpk.mpi.default_block(comm, height)
     host = gpk.mpi.convolve(comm, img[b:b + n], filt, normalize=normalize, height=height, context=rank_gpu)
     assert np.array_equal(host, whole[b:b + n])
-    for name, to_device, to_numpy in device_array_modules():
+    for name, to_device, to_numpy in device_array_modules(rank_gpu.device):
         dev = gpk.mpi.convolve(comm, to_device(img[b:b + n]), filt, normalize=normalize, height=height,
                                context=rank_gpu)
         assert np.array_equal(to_numpy(dev), whole[b:b + n]), name
@@ -414,6 +420,6 @@ def test_gpu_histogram_equals_one_process(cpu, rank_gpu):
     whole = gpk.histogram(data.reshape(-1, 1000), bins=65536, range=(0, 65536), context=cpu)
     mine = data[rank]
     assert np.array_equal(gpk.mpi.histogram(comm, mine, bins=65536, range=(0, 65536), context=rank_gpu), whole)
-    for name, to_device, _ in device_array_modules():
+    for name, to_device, _ in device_array_modules(rank_gpu.device):
         got = gpk.mpi.histogram(comm, to_device(mine), bins=65536, range=(0, 65536), context=rank_gpu)
         assert np.array_equal(got, whole), name
