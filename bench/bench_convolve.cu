@@ -365,8 +365,9 @@ Row laplacian_minmax(Images &im, gpk_context *gpu, gpk_context *cpu, cudaStream_
 
 } // namespace
 
-// Arguments, if any, name the groups to run (bench::wanted): u8, small3, f32 (with f32forms), f32forms,
-// separable, minmax (default: all); or `sepprofile` alone: one call of each fused separable kernel (for ncu).
+// Arguments, if any, name the groups to run (bench::wanted): u8, small3, rank1, f32 (with f32forms),
+// f32forms, separable, minmax (default: all); or `sepprofile` alone: one call of each fused separable kernel
+// (for ncu).
 int main(int argc, char **argv) {
     bench::print_device();
     cudaStream_t s;
@@ -406,6 +407,24 @@ int main(int argc, char **argv) {
                                  GPK_NORMALIZE_NONE, im, gpu, cpu, s, npp, ceil));
         rows.push_back(filter_u8("u8 3x3 1 2 1 smoothing, sum, clamp, 8192x8192", 3,
                                  {1, 2, 1, 2, 4, 2, 1, 2, 1}, GPK_NORMALIZE_SUM, im, gpu, cpu, s, npp, ceil));
+    }
+    if (bench::wanted(argc, argv, "rank1")) {
+        // K x K integer taps that are a rank-1 product but not a box (the rank-1 strip kernel's): binomial
+        // smoothing divided by its sum, and a signed derivative of it written as it is.
+        const std::vector<double> b5 = {1, 4, 6, 4, 1}, b9 = {1, 8, 28, 56, 70, 56, 28, 8, 1},
+                                  d5 = {-1, -2, 0, 2, 1};
+        auto outer = [](const std::vector<double> &r, const std::vector<double> &c) {
+            std::vector<double> t;
+            for (double a : r)
+                for (double b : c) t.push_back(a * b);
+            return t;
+        };
+        rows.push_back(filter_u8("u8 5x5 binomial, sum, clamp, 8192x8192", 5, outer(b5, b5),
+                                 GPK_NORMALIZE_SUM, im, gpu, cpu, s, npp, ceil));
+        rows.push_back(filter_u8("u8 9x9 binomial, sum, clamp, 8192x8192", 9, outer(b9, b9),
+                                 GPK_NORMALIZE_SUM, im, gpu, cpu, s, npp, ceil));
+        rows.push_back(filter_u8("u8 5x5 binomial x derivative, none, clamp, 8192x8192", 5, outer(b5, d5),
+                                 GPK_NORMALIZE_NONE, im, gpu, cpu, s, npp, ceil));
     }
     if (bench::wanted(argc, argv, "f32"))
         for (int k : {3, 9}) rows.push_back(box_f32(k, im, gpu, cpu, s, npp, ceil));
