@@ -265,10 +265,10 @@ template <int K, StripMode M, bool Signed, StripDiv D, int N, bool P = false>
 __global__ void __launch_bounds__(kStripThreads, strip_blocks_cap(8))
     conv_box_u8_kernel(SourceRows src, Shape sh, Output out, Rank1Taps<K> taps, int t, U8Divider dv,
                        int strip_rows, long long groups, bool out_aligned) {
-    rank1_strip_body<K, M, Signed, D>(
-        src, sh, out, taps, dv, strip_rows, groups, [&](auto &f, int y0, int y_end) {
-            box_interior<K, N, P>(f, src, sh, out, t, y0, y_end, groups, out_aligned);
-        });
+    StripFinish<M, Signed, D> f = make_strip_finish<M, Signed, D>(dv, out);
+    rank1_strip_body<K>(f, src, sh, out, taps, strip_rows, groups, [&](auto &fin, int y0, int y_end) {
+        box_interior<K, N, P>(fin, src, sh, out, t, y0, y_end, groups, out_aligned);
+    });
 }
 
 } // namespace gpk::cuda::conv

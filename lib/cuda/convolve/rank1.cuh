@@ -6,7 +6,7 @@
 // row's bytes shifted into place, c as signed bytes), then adds r[a] h into the K output rows the padded
 // row belongs to: K + (K + 3) / 4 operations an output and padded row instead of the 2D kernel's K (K + 3)
 // / 4 dp4a. Integer sums are exact in any order, so every output is the 2D filter's sum, bit for bit, and
-// finishes the same way (StripFinish: normalisation none or sum, min and max folded, or min/max written).
+// finishes the same way (Rank1Finisher below; the box kernel, box.cuh, shares the body with StripFinish).
 // The columns whose 4-byte neighbour words leave the row are one extra block per strip, output by output
 // through the border rule.
 #pragma once
@@ -100,14 +100,32 @@ __device__ __forceinline__ void rank1_edges(F &f, const SourceRows &src, const S
     });
 }
 
-// The body of a strip kernel with rank-1 taps (written sums): the last block of x takes the strip's edge
-// columns, the others interior(f, y0, y_end).
-template <int K, StripMode M, bool Signed, StripDiv D, class Interior>
-__device__ __forceinline__ void rank1_strip_body(const SourceRows &src, const Shape &sh, const Output &out,
-                                                 const Rank1Taps<K> &taps, const U8Divider &dv,
-                                                 int strip_rows, long long groups, const Interior &interior) {
-    static_assert(M == StripMode::divide, "the passes of min/max take the 3 x 3 or the direct kernels");
-    StripFinish<M, Signed, D> f = make_strip_finish<M, Signed, D>(dv, out);
+// How a written sum of the rank-1 kernel ends, chosen at launch (one kernel a K serves all three): as it
+// is, clamped to 255 (normalisation none, or a tap sum of 1); a multiply-high (taps >= 0 divided by their
+// sum, a divider whose shift is 32; the sum starts from half the divisor); or finish_u8<true> (signed taps).
+// The branch is the same for every thread of a launch.
+enum class Rank1Finish : int { none, mulhi, signed_taps };
+
+struct Rank1Finisher {
+    static constexpr StripMode mode = StripMode::divide;
+    U8Divider dv;
+    Rank1Finish kind;
+
+    __device__ __forceinline__ int init() const { return kind == Rank1Finish::mulhi ? int(dv.half) : 0; }
+    __device__ __forceinline__ int out(int n) const {
+        if (kind == Rank1Finish::mulhi) return int(__umulhi(unsigned(n), dv.magic)); // <= 255
+        if (kind == Rank1Finish::none) return min(n, 255);
+        return finish_u8<true>(n, dv);
+    }
+};
+
+// The body of a strip kernel with rank-1 taps (written sums), finished by f: the last block of x takes the
+// strip's edge columns, the others interior(f, y0, y_end).
+template <int K, class F, class Interior>
+__device__ __forceinline__ void rank1_strip_body(F &f, const SourceRows &src, const Shape &sh,
+                                                 const Output &out, const Rank1Taps<K> &taps, int strip_rows,
+                                                 long long groups, const Interior &interior) {
+    static_assert(F::mode == StripMode::divide, "the passes of min/max take the 3 x 3 or the direct kernels");
     const int y0 = blockIdx.y * strip_rows;
     const int y_end = min(y0 + strip_rows, sh.out_rows);
     if (blockIdx.x == gridDim.x - 1)
@@ -120,14 +138,13 @@ __device__ __forceinline__ void rank1_strip_body(const SourceRows &src, const Sh
 // strips of `strip_rows` (whole chunks of C rows). The source base and pitch are multiples of 8;
 // `out_aligned`: so are the output's. min(K, C) rows of 8 sums are live at a time: in chunks of 8, 3 x 3
 // fits 64 registers a thread, 5 x 5 85, 7 and 9 128; in chunks of 4, 7 and 9 fit 85.
-template <int K, StripMode M, bool Signed, StripDiv D, int C>
+template <int K, int C>
 __global__ void __launch_bounds__(kStripThreads, C <= 4 ? (K <= 5 ? 8 : 6) : (K <= 3 ? 8 : (K <= 5 ? 6 : 4)))
-    conv_rank1_u8_strip_kernel(SourceRows src, Shape sh, Output out, Rank1Taps<K> taps, U8Divider dv,
+    conv_rank1_u8_strip_kernel(SourceRows src, Shape sh, Output out, Rank1Taps<K> taps, Rank1Finisher f,
                                int strip_rows, long long groups, bool out_aligned) {
-    rank1_strip_body<K, M, Signed, D>(
-        src, sh, out, taps, dv, strip_rows, groups, [&](auto &f, int y0, int y_end) {
-            rank1_interior<K, C>(f, src, sh, out, taps, y0, y_end, groups, out_aligned);
-        });
+    rank1_strip_body<K>(f, src, sh, out, taps, strip_rows, groups, [&](auto &fin, int y0, int y_end) {
+        rank1_interior<K, C>(fin, src, sh, out, taps, y0, y_end, groups, out_aligned);
+    });
 }
 
 } // namespace gpk::cuda::conv
