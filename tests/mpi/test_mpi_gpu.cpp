@@ -183,6 +183,17 @@ struct FilterDeleter {
     void operator()(gpk_filter *f) const { gpk_filter_destroy(f); }
 };
 
+// `count` samples: bytes for u8, else values in [-0.5, 0.5].
+std::vector<unsigned char> random_samples(gpk_dtype dtype, size_t count, uint64_t seed) {
+    const size_t sample = gpk_dtype_size(dtype);
+    std::vector<unsigned char> v(count * sample);
+    std::mt19937_64 rng(seed);
+    for (size_t i = 0; i < count; ++i)
+        write_sample(dtype, &v[i * sample],
+                     dtype == GPK_U8 ? double(rng() % 256) : double(rng() % 1000) / 999 - 0.5);
+    return v;
+}
+
 void test_convolve(gpk_context *ctx) {
     struct Case {
         const char *filter;
@@ -203,11 +214,7 @@ void test_convolve(gpk_context *ctx) {
         gpk_filter_create_named(&raw, k.filter);
         std::unique_ptr<gpk_filter, FilterDeleter> f(raw);
         const size_t in_sample = gpk_dtype_size(k.in), out_sample = gpk_dtype_size(k.out);
-        std::vector<unsigned char> in(w * h * in_sample);
-        std::mt19937_64 rng(7);
-        for (size_t i = 0; i < w * h; ++i)
-            write_sample(k.in, &in[i * in_sample],
-                         k.in == GPK_U8 ? double(rng() % 256) : double(rng() % 1000) / 999 - 0.5);
+        const std::vector<unsigned char> in = random_samples(k.in, w * h, 7);
         gpk_convolve_params p;
         gpk_convolve_params_init(&p);
         p.filter = f.get();
@@ -286,11 +293,7 @@ void test_convolve_block_heights(gpk_context *ctx) {
                     h += shape[size_t(r) % shape.size()];
                 }
                 const size_t count = shape[size_t(rank()) % shape.size()];
-                std::vector<unsigned char> in(h * row);
-                std::mt19937_64 rng(h);
-                for (size_t i = 0; i < w * h; ++i)
-                    write_sample(k.dtype, &in[i * sample],
-                                 k.dtype == GPK_U8 ? double(rng() % 256) : double(rng() % 1000) / 999 - 0.5);
+                const std::vector<unsigned char> in = random_samples(k.dtype, w * h, h);
                 gpk_convolve_params p;
                 gpk_convolve_params_init(&p);
                 p.filter = f.get();
