@@ -39,6 +39,26 @@ GPK_API int gpk_internal_on_device(const gpk_context *ctx, const void *p);
 GPK_API gpk_status gpk_internal_copy_rows(gpk_context *ctx, void *dst, size_t dst_pitch, const void *src,
                                           size_t src_pitch, size_t width, size_t rows);
 
+/** gpk_internal_copy_rows queued behind the context's earlier work: it may return before the copy is done
+ *  (gpk_context_synchronize waits for it), so page-locked host memory on either side (the host scratch) is
+ *  neither read nor written until then. Pageable host memory makes it wait, as a plain copy. With `aside`
+ *  the copy goes on a stream of the context's own beside its other work (ordered with it by
+ *  gpk_internal_aside alone), so that it runs while the context's kernels do. */
+GPK_API gpk_status gpk_internal_copy_rows_queued(gpk_context *ctx, int aside, void *dst, size_t dst_pitch,
+                                                 const void *src, size_t src_pitch, size_t width, size_t rows);
+
+/** Orders the aside copies with the context's other work. how: 0 (fork) aside work queued from now on comes
+ *  after the context's work queued so far; 1 (join) the context's work queued from now on comes after the
+ *  aside work queued so far; 2 (wait) returns once the aside work queued so far is done. Nothing to do on
+ *  a context without a device. */
+GPK_API gpk_status gpk_internal_aside(gpk_context *ctx, int how);
+
+/** Host memory kept by the context for the next call: page-locked on a context with a device, so that the
+ *  queued copies between it and the device run without waiting. Grown where smaller than `bytes`
+ *  (after the context's pending work), valid until the next call of this function or the context's
+ *  destruction. */
+GPK_API gpk_status gpk_internal_host_scratch(gpk_context *ctx, size_t bytes, void **out);
+
 /** Device memory of the context's device (kept until freed or the context is destroyed). */
 GPK_API gpk_status gpk_internal_device_alloc(gpk_context *ctx, size_t bytes, void **out);
 GPK_API void gpk_internal_device_free(gpk_context *ctx, void *p);
@@ -114,6 +134,13 @@ GPK_API gpk_status gpk_internal_convolve(gpk_context *ctx, const gpk_convolve_pa
                                          const gpk_image *in, const void *in_data, const gpk_image *out,
                                          void *out_data, size_t range_begin, size_t range_end,
                                          gpk_internal_range_fn range_fn, void *user);
+
+/** gpk_convolve, except that where both images are in the context's device memory the call returns once
+ *  its work is queued on the context's stream (gpk_context_synchronize waits for it; a failure of the
+ *  queued work comes back from there). Host images make it wait, as gpk_convolve. */
+GPK_API gpk_status gpk_internal_convolve_queued(gpk_context *ctx, const gpk_convolve_params *params,
+                                                const gpk_image *in, const void *in_data,
+                                                const gpk_image *out, void *out_data);
 
 #ifdef __cplusplus
 }

@@ -74,6 +74,28 @@ GPK_API gpk_status gpk_internal_copy_rows(gpk_context *ctx, void *dst, size_t ds
     return with_context(ctx, [&] { ctx->backend->copy_rows(dst, dst_pitch, src, src_pitch, width, rows); });
 }
 
+GPK_API gpk_status gpk_internal_copy_rows_queued(gpk_context *ctx, int aside, void *dst, size_t dst_pitch,
+                                                 const void *src, size_t src_pitch, size_t width, size_t rows) {
+    return with_context(ctx, [&] {
+        ctx->backend->copy_rows_queued(aside != 0, dst, dst_pitch, src, src_pitch, width, rows);
+    });
+}
+
+GPK_API gpk_status gpk_internal_aside(gpk_context *ctx, int how) {
+    return with_context(ctx, [&] {
+        if (how < 0 || how > 2) invalid("how is " + std::to_string(how) + "; it must be 0, 1 or 2");
+        ctx->backend->aside(gpk::Backend::Aside(how));
+    });
+}
+
+GPK_API gpk_status gpk_internal_host_scratch(gpk_context *ctx, size_t bytes, void **out) {
+    return with_context(ctx, [&] {
+        require(out, "out");
+        *out = nullptr;
+        *out = ctx->backend->host_scratch(bytes);
+    });
+}
+
 GPK_API gpk_status gpk_internal_device_alloc(gpk_context *ctx, size_t bytes, void **out) {
     return with_context(ctx, [&] {
         require(out, "out");
@@ -233,6 +255,16 @@ GPK_API gpk_status gpk_internal_convolve(gpk_context *ctx, const gpk_convolve_pa
         job.range_end = range_end;
         job.range_fn = range_fn;
         job.range_user = user;
+        ctx->backend->convolve(job);
+    });
+}
+
+GPK_API gpk_status gpk_internal_convolve_queued(gpk_context *ctx, const gpk_convolve_params *params,
+                                                const gpk_image *in, const void *in_data,
+                                                const gpk_image *out, void *out_data) {
+    return with_context(ctx, [&] {
+        gpk::ConvolveJob job = gpk::convolve_job(params, in, in_data, out, out_data);
+        job.queued = true;
         ctx->backend->convolve(job);
     });
 }

@@ -1,5 +1,6 @@
 #include "engine/cpu_api.hpp"
 
+#include "cpu/host_memory.hpp"
 #include "cpu/isa.hpp"
 #include "cpu/kernels.hpp"
 
@@ -27,12 +28,18 @@ public:
         select_isa();
         return cpu::heat_slab(pool_, job);
     }
+    void *host_scratch(size_t bytes) override {
+        if (host_scratch_.size() < bytes)
+            host_scratch_ = host_array<unsigned char>(bytes, "host scratch", "rows kept between calls", false);
+        return host_scratch_.get();
+    }
     void set_stream(void *) override {}
     void synchronize() override {}
 
 private:
     ThreadPool pool_;
     Workspace workspace_;
+    HostArray<unsigned char> host_scratch_;
 };
 
 } // namespace

@@ -26,6 +26,9 @@ public:
         try {
             DeviceScope scope(device_);
             allocations_.clear();
+            host_scratch_.release();
+            aside_.reset();
+            aside_order_.reset();
             ctx_.reset();
         } catch (...) {
             ctx_.reset(); // the device is gone; free what can be freed
@@ -70,6 +73,40 @@ public:
         ctx_->synchronize_main();
     }
 
+    void copy_rows_queued(bool aside, void *dst, size_t dst_pitch, const void *src, size_t src_pitch,
+                          size_t width, size_t rows) override {
+        if (!rows || !width) return;
+        DeviceScope scope(device_);
+        check(cudaMemcpy2DAsync(dst, dst_pitch, src, src_pitch, width, rows, cudaMemcpyDefault,
+                                aside ? aside_stream() : ctx_->main()),
+              "cudaMemcpy2DAsync (rows)");
+    }
+
+    void aside(Aside how) override {
+        DeviceScope scope(device_);
+        cudaStream_t s = aside_stream();
+        switch (how) {
+        case Aside::fork:
+            aside_order_->record(ctx_->main());
+            aside_order_->make_wait(s);
+            break;
+        case Aside::join:
+            aside_order_->record(s);
+            aside_order_->make_wait(ctx_->main());
+            break;
+        case Aside::wait: check(cudaStreamSynchronize(s), "cudaStreamSynchronize (aside)"); break;
+        }
+    }
+
+    void *host_scratch(size_t bytes) override {
+        DeviceScope scope(device_);
+        if (host_scratch_.capacity() < bytes || !host_scratch_.get()) {
+            synchronize(); // queued copies may still use it
+            host_scratch_.reserve(bytes ? bytes : 1);
+        }
+        return host_scratch_.get();
+    }
+
     void *device_alloc(size_t bytes) override {
         DeviceScope scope(device_);
         auto buffer = std::make_unique<DeviceBuffer>();
@@ -103,13 +140,26 @@ public:
     void synchronize() override {
         DeviceScope scope(device_);
         ctx_->synchronize();
+        if (aside_) check(cudaStreamSynchronize(aside_->get()), "cudaStreamSynchronize (aside)");
     }
 
 private:
+    // The stream of the aside copies and the event that orders it, made at the first use (on the device).
+    cudaStream_t aside_stream() {
+        if (!aside_) {
+            aside_order_ = std::make_unique<Event>();
+            aside_ = std::make_unique<Stream>();
+        }
+        return aside_->get();
+    }
+
     int device_;
     std::unique_ptr<DeviceContext> ctx_;
     std::map<void *, std::unique_ptr<DeviceBuffer>> allocations_; // device_alloc's, freed with the context
     DeviceBuffer scratch_;                                        // device_scratch's
+    PinnedBuffer host_scratch_;                                   // host_scratch's
+    std::unique_ptr<Stream> aside_;                               // the aside copies' stream
+    std::unique_ptr<Event> aside_order_;                          // what aside() orders the streams by
 };
 
 } // namespace

@@ -40,6 +40,22 @@ public:
             std::memcpy(static_cast<char *>(dst) + i * dst_pitch,
                         static_cast<const char *>(src) + i * src_pitch, width);
     }
+    // copy_rows queued behind the backend's earlier work: it may return before the copy is done
+    // (synchronize() waits for it), page-locked host memory being read or written until then. `aside`: on
+    // a stream beside the backend's other work, ordered with it by aside() alone.
+    virtual void copy_rows_queued(bool aside, void *dst, size_t dst_pitch, const void *src, size_t src_pitch,
+                                  size_t width, size_t rows) {
+        (void)aside;
+        copy_rows(dst, dst_pitch, src, src_pitch, width, rows);
+    }
+    // fork: the aside work queued from now on comes after the other work queued so far; join: the other
+    // work queued from now on comes after the aside work queued so far; wait: returns once the aside work
+    // queued so far is done (gpk_internal_aside).
+    enum class Aside { fork, join, wait };
+    virtual void aside(Aside how) { (void)how; }
+    // Host memory kept for the next call (grown where it is smaller than `bytes`, after the pending work;
+    // valid until the next call or the backend's end): page-locked where the backend has a device.
+    virtual void *host_scratch(size_t bytes) = 0;
     // Device memory of the backend's device (throws GPK_ERR_OUT_OF_MEMORY naming the bytes), and its release.
     virtual void *device_alloc(size_t bytes) {
         (void)bytes;

@@ -69,6 +69,9 @@ struct ConvolveJob {
     int (*range_fn)(void *user, unsigned channels, int exact, double *lo, double *hi, long long *ilo,
                     long long *ihi) = nullptr;
     void *range_user = nullptr;
+    // gpk_internal_convolve_queued: a call on device images may return with its work queued on the
+    // backend's stream, as with a caller's stream.
+    bool queued = false;
 };
 
 } // namespace gpk

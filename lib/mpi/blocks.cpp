@@ -7,9 +7,13 @@ Block check_blocks(Team &team, size_t rows, size_t begin, size_t count, const st
     Block b;
     b.begin = begin;
     b.count = count;
-    std::vector<uint64_t> begins = team.gather(begin), counts = team.gather(count);
-    b.begins.assign(begins.begin(), begins.end());
-    b.counts.assign(counts.begin(), counts.end());
+    const std::vector<uint64_t> all = team.gather({uint64_t(begin), uint64_t(count)}); // one collective
+    b.begins.resize(size_t(team.size()));
+    b.counts.resize(size_t(team.size()));
+    for (size_t r = 0; r < size_t(team.size()); ++r) {
+        b.begins[r] = size_t(all[2 * r]);
+        b.counts[r] = size_t(all[2 * r + 1]);
+    }
     std::vector<int> empty;
     for (int r = 0; r < team.size(); ++r)
         if (b.counts[size_t(r)] == 0) empty.push_back(r);

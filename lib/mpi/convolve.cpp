@@ -1,11 +1,18 @@
-// gpk_mpi_convolve: each rank convolves its block of rows widened by the filter's reach. The rows it lacks
-// come from their owners in one all-to-all (neighbours, or several ranks where blocks are thinner than the
-// reach; for wrap, the rows of the image's other end). Rows beyond the image's top and bottom are not
-// made up: a block that reaches an edge of the image starts or ends there, so the backend applies the
-// border rule there as it does to the whole image. Min/max normalisation takes the range over the own
-// rows of every rank, agreed on in an all-reduce while the backend waits between its two passes
-// (gpk_internal_convolve's range callback). A block in device memory, without min/max normalisation, is
-// convolved where it is (convolve_in_place): only the reach rows and the block's first and last rows move.
+// gpk_mpi_convolve: each rank convolves its block of rows; the rows of the others within the filter's
+// reach (the halo) come from their owners in one all-to-all (neighbours, or several ranks where blocks are
+// thinner than the reach; for wrap, the rows of the image's other end). Rows beyond the image's top and
+// bottom are not made up: a block that reaches an edge of the image starts or ends there, so the backend
+// applies the border rule there as it does to the whole image. The bookkeeping is of the halo rows alone
+// (at most 2 * reach a rank), never of the block's rows, so that a call costs no more than its backend
+// call whatever the block's height.
+//
+// A block at least 2 * reach rows high, without min/max normalisation, is convolved where it is
+// (convolve_in_place): the block as an image of its own, whose rows but the first and last `reach` read
+// only rows of the block, then those rows again from one small image stacking the halo above with the
+// block's first 2 * reach rows, and the block's last 2 * reach rows with the halo below. On the device the
+// block's call is queued and the exchange runs on the host meanwhile. Otherwise (min/max takes its range
+// over the own rows of every rank, agreed on in an all-reduce while the backend waits between its two
+// passes: gpk_internal_convolve's range callback) the block widened by its halo is convolved whole.
 #include "mpi/convolve.hpp"
 
 #include "engine/abi.hpp"
@@ -24,19 +31,27 @@
 namespace gpk::mpi {
 namespace {
 
-// The rows (of the whole image) a block [begin, begin + count) reads, in order: the block widened by the
-// reach, clipped to the image, or taken around it for wrap.
-std::vector<size_t> reach_rows(size_t begin, size_t count, size_t height, size_t reach, bool wrap) {
-    std::vector<size_t> rows;
-    const long long lo = (long long)begin - (long long)reach, hi = (long long)(begin + count + reach);
-    const long long h = (long long)height;
-    for (long long i = lo; i < hi; ++i) {
-        if (wrap)
-            rows.push_back(size_t(((i % h) + h) % h));
-        else if (i >= 0 && i < h)
-            rows.push_back(size_t(i));
-    }
-    return rows;
+// The rows of the whole image just outside a block [begin, begin + count), `reach` above it and below it in
+// order, clipped to the image, or taken around it for wrap (rows of the block itself where the image is
+// shorter than the block and its reach).
+struct Halo {
+    std::vector<size_t> above, below;
+};
+
+Halo halo_of(size_t begin, size_t count, size_t height, size_t reach, bool wrap) {
+    Halo h;
+    const long long h_ = (long long)height;
+    auto add = [&](std::vector<size_t> &rows, long long lo, long long hi) {
+        for (long long i = lo; i < hi; ++i) {
+            if (wrap)
+                rows.push_back(size_t(((i % h_) + h_) % h_));
+            else if (i >= 0 && i < h_)
+                rows.push_back(size_t(i));
+        }
+    };
+    add(h.above, (long long)begin - (long long)reach, (long long)begin);
+    add(h.below, (long long)(begin + count), (long long)(begin + count + reach));
+    return h;
 }
 
 int owner(const Block &b, size_t row) {
@@ -92,75 +107,47 @@ void check_layout(const gpk_image &im, const void *data, const std::string &name
         invalid(name + "_data is not aligned to the " + gpk_dtype_name(im.dtype) + " sample size");
 }
 
-// The context's device scratch (gpk_internal_device_scratch), kept between calls.
-unsigned char *device_scratch(gpk_context *ctx, size_t bytes) {
+// The context's scratch memory kept between calls: device (gpk_internal_device_scratch) or host,
+// page-locked on a device's context (gpk_internal_host_scratch).
+unsigned char *scratch(gpk_context *ctx, bool device, size_t bytes) {
     void *p = nullptr;
-    if (gpk_internal_device_scratch(ctx, bytes, &p) != GPK_OK)
-        throw Error(GPK_ERR_OUT_OF_MEMORY, gpk_context_last_error(ctx));
+    const gpk_status s =
+        device ? gpk_internal_device_scratch(ctx, bytes, &p) : gpk_internal_host_scratch(ctx, bytes, &p);
+    if (s != GPK_OK) throw Error(s, gpk_context_last_error(ctx));
     return static_cast<unsigned char *>(p);
 }
 
-// Rows of `width` bytes: through the context (gpk_internal_copy_rows) where either side is in device memory
-// (`device`), else by memcpy.
-void copy_rows(gpk_context *ctx, bool device, void *dst, size_t dst_pitch, const void *src, size_t src_pitch,
+void check_ok(gpk_context *ctx, gpk_status s) {
+    if (s != GPK_OK) throw Error(s, gpk_context_last_error(ctx));
+}
+
+// How rows move: by memcpy between host rows, or through the context where either side is in device
+// memory: the copy done on return (device), queued behind the context's work (queued), or queued on the
+// context's stream beside it (aside: gpk_internal_aside orders it).
+enum class Move { host, device, queued, aside };
+
+void copy_rows(gpk_context *ctx, Move how, void *dst, size_t dst_pitch, const void *src, size_t src_pitch,
                size_t width, size_t rows) {
-    if (!device) {
+    if (rows == 0) return;
+    if (how == Move::host) {
+        if (dst_pitch == width && src_pitch == width) {
+            std::memcpy(dst, src, width * rows);
+            return;
+        }
         for (size_t i = 0; i < rows; ++i)
             std::memcpy(static_cast<unsigned char *>(dst) + i * dst_pitch,
                         static_cast<const unsigned char *>(src) + i * src_pitch, width);
         return;
     }
-    if (gpk_internal_copy_rows(ctx, dst, dst_pitch, src, src_pitch, width, rows) != GPK_OK)
-        throw Error(GPK_ERR_DEVICE, gpk_context_last_error(ctx));
+    check_ok(ctx, how == Move::device
+                      ? gpk_internal_copy_rows(ctx, dst, dst_pitch, src, src_pitch, width, rows)
+                      : gpk_internal_copy_rows_queued(ctx, how == Move::aside, dst, dst_pitch, src, src_pitch,
+                                                      width, rows));
 }
 
-void convolve_call(gpk_context *ctx, const gpk_convolve_params &params, const gpk_image &in,
-                   const void *in_data, const gpk_image &out, void *out_data) {
-    const gpk_status s =
-        gpk_internal_convolve(ctx, &params, &in, in_data, &out, out_data, 0, SIZE_MAX, nullptr, nullptr);
-    if (s != GPK_OK) throw Error(s, gpk_context_last_error(ctx));
-}
-
-// A block in device memory convolved where it is (without a min/max range over the ranks): the block as an
-// image of its own, whose rows but the first and last `reach` read only rows of the block; then those rows
-// again from two small images, the `above` reach rows and the block's first 2 * reach rows (the block's
-// last 2 * reach rows and the `below` reach rows), their results copied over the block's. Every output
-// row is made from the same input rows as in the whole image, by the same pass functions, so it has the
-// same bits; nothing of the block is copied but those rows. place(k0, k1, to, true) packs reach rows
-// [k0, k1) (`above` rows, the block's, `below` rows) at `to` in device memory.
-template <class Place>
-void convolve_in_place(Team &team, gpk_context *ctx, const gpk_convolve_params &params, const gpk_image &in,
-                       const void *in_data, const gpk_image &out, void *out_data, size_t reach, size_t above,
-                       size_t below, Place &&place) {
-    const size_t count = in.height;
-    const size_t in_row = in.width * in.channels * gpk_dtype_size(in.dtype),
-                 out_row = out.width * out.channels * gpk_dtype_size(out.dtype);
-    const size_t out_stride = out.stride ? out.stride : out_row;
-    team.step([&] {
-        convolve_call(ctx, params, in, in_data, out, out_data);
-        const size_t top = above ? above + 2 * reach : 0, bottom = below ? below + 2 * reach : 0;
-        if (!top && !bottom) return;
-        unsigned char *in_top = device_scratch(ctx, (top + bottom) * (in_row + out_row));
-        unsigned char *in_bottom = in_top + top * in_row, *out_top = in_bottom + bottom * in_row,
-                      *out_bottom = out_top + top * out_row;
-        gpk_image edge_in = in, edge_out = out;
-        edge_in.stride = edge_out.stride = 0;
-        auto *dst = static_cast<unsigned char *>(out_data);
-        if (top) {
-            place(0, top, in_top, true);
-            edge_in.height = edge_out.height = top;
-            convolve_call(ctx, params, edge_in, in_top, edge_out, out_top);
-            copy_rows(ctx, true, dst, out_stride, out_top + above * out_row, out_row, out_row, reach);
-        }
-        if (bottom) {
-            const size_t first = above + count - 2 * reach;
-            place(first, first + bottom, in_bottom, true);
-            edge_in.height = edge_out.height = bottom;
-            convolve_call(ctx, params, edge_in, in_bottom, edge_out, out_bottom);
-            copy_rows(ctx, true, dst + (count - reach) * out_stride, out_stride, out_bottom + reach * out_row,
-                      out_row, out_row, reach);
-        }
-    });
+// Buffers placed one after another in one allocation start on 256-byte boundaries, as allocations do.
+size_t aligned(size_t bytes) {
+    return (bytes + 255) / 256 * 256;
 }
 
 struct RowType {
@@ -170,6 +157,263 @@ struct RowType {
         MPI_Type_commit(&type);
     }
     ~RowType() { MPI_Type_free(&type); }
+};
+
+// One rank's part of the call once the parameters are agreed on: the block, its halo, where each halo row
+// comes from and goes to.
+class Convolution {
+public:
+    Convolution(Team &team, gpk_context *ctx, const gpk_convolve_params &params, size_t height,
+                const Block &block, const gpk_image &in, const void *in_data, const gpk_image &out,
+                void *out_data, size_t reach)
+        : team_(team), ctx_(ctx), params_(params), block_(block), in_(in), out_(out),
+          src_(static_cast<const unsigned char *>(in_data)), dst_(static_cast<unsigned char *>(out_data)),
+          reach_(reach), in_row_(in.width * in.channels * gpk_dtype_size(in.dtype)),
+          out_row_(out.width * out.channels * gpk_dtype_size(out.dtype)),
+          in_stride_(in.stride ? in.stride : in_row_), out_stride_(out.stride ? out.stride : out_row_) {
+        const bool wrap = params.border == GPK_BORDER_WRAP;
+        halo_ = halo_of(block.begin, block.count, height, reach, wrap);
+        above_ = halo_.above.size();
+        below_ = halo_.below.size();
+        // Rows of this block in the others' halos, grouped by destination in the order of their halos; and
+        // how many of this block's halo rows each rank sends, in the order of this block's halo.
+        const int size = team.size(), me = team.rank();
+        send_counts_.assign(size_t(size), 0);
+        recv_counts_.assign(size_t(size), 0);
+        for (int r = 0; r < size; ++r) {
+            if (r == me) continue;
+            const Halo theirs =
+                halo_of(block.begins[size_t(r)], block.counts[size_t(r)], height, reach, wrap);
+            for (const auto *side : {&theirs.above, &theirs.below})
+                for (size_t g : *side)
+                    if (own(g)) {
+                        send_rows_.push_back(g);
+                        ++send_counts_[size_t(r)];
+                    }
+        }
+        for (const auto *side : {&halo_.above, &halo_.below})
+            for (size_t g : *side)
+                if (!own(g)) ++recv_counts_[size_t(owner(block, g))];
+        send_displs_.assign(size_t(size), 0);
+        recv_displs_.assign(size_t(size), 0);
+        for (size_t r = 1; r < size_t(size); ++r) {
+            send_displs_[r] = send_displs_[r - 1] + send_counts_[r - 1];
+            recv_displs_[r] = recv_displs_[r - 1] + recv_counts_[r - 1];
+        }
+        in_dev_ = gpk_internal_on_device(ctx, in_data) != 0;
+        out_dev_ = gpk_internal_on_device(ctx, out_data) != 0;
+    }
+
+    void run() {
+        const bool minmax = params_.normalize == GPK_NORMALIZE_MINMAX;
+        const size_t sent = send_rows_.size() * in_row_,
+                     received = size_t(recv_displs_.back() + recv_counts_.back()) * in_row_;
+        const bool in_place = !minmax && block_.count >= 2 * reach_;
+        // The stacked image of convolve_in_place (rows above, then below).
+        stack_top_ = in_place && above_ ? above_ + 2 * reach_ : 0;
+        stack_bottom_ = in_place && below_ ? below_ + 2 * reach_ : 0;
+        const size_t stack_rows = stack_top_ + stack_bottom_;
+        const size_t stack = aligned(stack_rows * in_row_) + stack_rows * out_row_;
+        // The rows sent are copied out beside the block's call, queued first where the block is in device
+        // memory, so that the exchange runs while the block is convolved.
+        Outcome o = capture([&] {
+            if (in_row_ > size_t(INT_MAX)) fail(GPK_ERR_UNSUPPORTED, "a row of more than 2^31 - 1 bytes");
+            // Host scratch: the rows sent, the rows received, and the stacked image of host blocks.
+            const size_t host_bytes = aligned(sent + received) + (dev() ? 0 : stack);
+            unsigned char *host = host_bytes ? scratch(ctx_, false, host_bytes) : nullptr;
+            sent_ = host;
+            received_ = host + sent;
+            stack_in_ = host + aligned(sent + received);
+            if (dev()) aside(0); // after what the caller queued on the context
+            // Runs of consecutive rows in one copy each.
+            for (size_t k = 0; k < send_rows_.size();) {
+                size_t run = 1;
+                while (k + run < send_rows_.size() && send_rows_[k + run] == send_rows_[k] + run) ++run;
+                copy_rows(ctx_, in_dev_ ? Move::aside : Move::host, sent_ + k * in_row_, in_row_,
+                          src_ + (send_rows_[k] - block_.begin) * in_stride_, in_stride_, in_row_, run);
+                k += run;
+            }
+            if (in_place) {
+                queued_ = true;
+                check_ok(ctx_, gpk_internal_convolve_queued(ctx_, &params_, &in_, src_, &out_, dst_));
+            }
+            if (in_dev_ && !send_rows_.empty()) aside(2);
+        });
+        try {
+            team_.agree(o);
+        } catch (...) {
+            settle(); // nothing of this call runs on once it has returned
+            throw;
+        }
+        if (in_place)
+            convolve_in_place();
+        else
+            convolve_widened(minmax);
+    }
+
+private:
+    bool own(size_t g) const { return g >= block_.begin && g < block_.begin + block_.count; }
+    bool dev() const { return in_dev_ || out_dev_; }
+    void aside(int how) { check_ok(ctx_, gpk_internal_aside(ctx_, how)); }
+    // Waits for what this call queued; its outcome.
+    Outcome settle() {
+        return queued_ || dev() ? outcome_of(gpk_context_synchronize(ctx_), ctx_) : Outcome{};
+    }
+
+    void exchange() {
+        RowType row(in_row_);
+        MPI_Alltoallv(sent_, send_counts_.data(), send_displs_.data(), row.type, received_,
+                      recv_counts_.data(), recv_displs_.data(), row.type, team_.comm());
+        // Where each halo row is: the block's own row (where wrap repeats it), or its place among the rows
+        // that arrived, source by source.
+        std::vector<size_t> next(size_t(team_.size()), 0);
+        where_.clear();
+        for (const auto *side : {&halo_.above, &halo_.below})
+            for (size_t g : *side) {
+                if (own(g)) {
+                    where_.push_back({src_ + (g - block_.begin) * in_stride_, true});
+                } else {
+                    const size_t r = size_t(owner(block_, g));
+                    where_.push_back({received_ + (size_t(recv_displs_[r]) + next[r]++) * in_row_, false});
+                }
+            }
+    }
+
+    // Rows [k0, k1) of the block widened by its halo (the rows above, the block's, the rows below) packed
+    // at `to` (device memory where a side of the call is, else host), runs of rows consecutive at their
+    // source in one copy each; on the device, queued aside (the caller joins them).
+    void place(size_t k0, size_t k1, unsigned char *to) {
+        const Move how = dev() ? Move::aside : Move::host;
+        const size_t first_own = above_, end_own = above_ + block_.count;
+        for (size_t k = k0; k < k1;) {
+            const unsigned char *from;
+            size_t pitch, run = 1;
+            if (k >= first_own && k < end_own) { // the block's rows: one run
+                from = src_ + (k - first_own) * in_stride_;
+                pitch = in_stride_;
+                run = std::min(k1, end_own) - k;
+            } else {
+                const size_t e = k < first_own ? k : k - block_.count, end = k < first_own ? first_own : k1;
+                from = where_[e].at;
+                pitch = where_[e].own ? in_stride_ : in_row_;
+                while (k + run < std::min(k1, end) && where_[e + run].own == where_[e].own &&
+                       where_[e + run].at == from + run * pitch)
+                    ++run;
+            }
+            copy_rows(ctx_, how, to + (k - k0) * in_row_, in_row_, from, pitch, in_row_, run);
+            k += run;
+        }
+    }
+
+    // The block convolved where it is, as an image of its own (queued in run(), where it is in device
+    // memory); while it runs, the exchange; then the one stacked image: the rows above with the block's first
+    // 2 * reach rows, and the block's last 2 * reach rows with the rows below, each part's middle `reach`
+    // output rows read only rows of its own part (where a part ends at the image's top or bottom, the border
+    // rule applies there as in the whole image), and are copied over the block's first and last `reach` rows.
+    // Every output row is made from the same input rows as in the whole image, by the same pass
+    // functions, so it has the same bits. Rows the block's call has written wrong are written again
+    // after it (in the order of the context's stream); the output's other rows are not touched again.
+    void convolve_in_place() {
+        exchange();
+        Outcome o = capture([&] { edges(); });
+        // Nothing is left queued on return, failed or not: the caller's memory and the scratch are free.
+        const Outcome done = settle();
+        team_.agree(o.failed() ? o : done);
+    }
+
+    void edges() {
+        const size_t rows = stack_top_ + stack_bottom_;
+        if (!rows) return;
+        unsigned char *stack_in =
+            dev() ? scratch(ctx_, true, aligned(rows * in_row_) + rows * out_row_) : stack_in_;
+        unsigned char *stack_out = stack_in + aligned(rows * in_row_);
+        if (stack_top_) place(0, stack_top_, stack_in);
+        if (stack_bottom_) {
+            const size_t first = above_ + block_.count - 2 * reach_;
+            place(first, first + stack_bottom_, stack_in + stack_top_ * in_row_);
+        }
+        if (dev()) aside(1);
+        gpk_image stack_in_image = in_, stack_out_image = out_;
+        stack_in_image.height = stack_out_image.height = rows;
+        stack_in_image.stride = stack_out_image.stride = 0;
+        check_ok(ctx_, gpk_internal_convolve_queued(ctx_, &params_, &stack_in_image, stack_in,
+                                                    &stack_out_image, stack_out));
+        const Move how = dev() ? Move::queued : Move::host;
+        if (stack_top_)
+            copy_rows(ctx_, how, dst_, out_stride_, stack_out + above_ * out_row_, out_row_, out_row_,
+                      reach_);
+        if (stack_bottom_)
+            copy_rows(ctx_, how, dst_ + (block_.count - reach_) * out_stride_, out_stride_,
+                      stack_out + (stack_top_ + reach_) * out_row_, out_row_, out_row_, reach_);
+    }
+
+    // The block widened by its halo, convolved whole, its own rows copied out: device buffers (the
+    // context's scratch) where either side is in device memory. Min/max normalisation takes the range of
+    // the own rows that every rank agrees on. The collectives are those of convolve_in_place but the
+    // range's: a rank may take either path.
+    void convolve_widened(bool minmax) {
+        exchange();
+        const size_t rows = above_ + block_.count + below_;
+        std::vector<unsigned char> ext_in_host, ext_out_host;
+        unsigned char *ext_in = nullptr, *ext_out = nullptr;
+        Outcome o = capture([&] {
+            if (dev()) {
+                ext_in = scratch(ctx_, true, aligned(rows * in_row_) + rows * out_row_);
+                ext_out = ext_in + aligned(rows * in_row_);
+            } else {
+                ext_in_host.resize(rows * in_row_);
+                ext_out_host.resize(rows * out_row_);
+                ext_in = ext_in_host.data();
+                ext_out = ext_out_host.data();
+            }
+            place(0, rows, ext_in);
+            if (dev()) aside(1);
+        });
+        gpk_image ext_in_image = in_, ext_out_image = out_;
+        ext_in_image.height = ext_out_image.height = rows;
+        ext_in_image.stride = ext_out_image.stride = 0;
+        RangeVote vote{&team_};
+        if (!o.failed())
+            o = outcome_of(gpk_internal_convolve(ctx_, &params_, &ext_in_image, ext_in, &ext_out_image,
+                                                 ext_out, above_, above_ + block_.count,
+                                                 minmax ? agree_on_range : nullptr, &vote),
+                           ctx_);
+        if (minmax && !vote.called) { // failed before the range: the others are waiting for it
+            double lo[4] = {}, hi[4] = {};
+            long long ilo[4] = {}, ihi[4] = {};
+            vote.agree(true, lo, hi, ilo, ihi);
+        }
+        if (vote.others_failed)
+            o = Outcome{}; // stopped for another rank, whose failure agree() reports
+        else if (!o.failed())
+            o = capture([&] {
+                copy_rows(ctx_, dev() ? Move::device : Move::host, dst_, out_stride_,
+                          &ext_out[above_ * out_row_], out_row_, out_row_, block_.count);
+            });
+        const Outcome done = settle();
+        team_.agree(o.failed() ? o : done);
+    }
+
+    struct Where {
+        const unsigned char *at;
+        bool own; // a row of the block (rows in_stride_ apart), else one that arrived (in_row_ apart)
+    };
+
+    Team &team_;
+    gpk_context *ctx_;
+    const gpk_convolve_params &params_;
+    const Block &block_;
+    const gpk_image &in_, &out_;
+    const unsigned char *src_;
+    unsigned char *dst_;
+    const size_t reach_, in_row_, out_row_, in_stride_, out_stride_;
+    Halo halo_;
+    size_t above_ = 0, below_ = 0, stack_top_ = 0, stack_bottom_ = 0;
+    std::vector<size_t> send_rows_;
+    std::vector<int> send_counts_, recv_counts_, send_displs_, recv_displs_;
+    bool in_dev_ = false, out_dev_ = false, queued_ = false;
+    unsigned char *sent_ = nullptr, *received_ = nullptr, *stack_in_ = nullptr;
+    std::vector<Where> where_;
 };
 
 } // namespace
@@ -220,130 +464,14 @@ void convolve(Team &team, gpk_context *ctx, const gpk_convolve_params *caller_pa
          field("params->filter (its shape)", uint64_t(info.kh * 1000003 + info.kw * 2 + info.separable)),
          field("params->filter (its taps)", taps_hash)});
     const Block block = check_blocks(team, height, row_begin, in->height, "height");
-    const size_t reach = info.kh / 2;
-    const bool wrap = params->border == GPK_BORDER_WRAP;
-    const size_t in_row = in->width * in->channels * gpk_dtype_size(in->dtype);
-    const size_t out_row = out->width * out->channels * gpk_dtype_size(out->dtype);
-    const size_t in_stride = in->stride ? in->stride : in_row,
-                 out_stride = out->stride ? out->stride : out_row;
-
-    // Where each rank's reach rows come from: counts and displacements of the all-to-all, in rows.
-    const std::vector<size_t> mine = reach_rows(block.begin, block.count, height, reach, wrap);
-    const int size = team.size(), me = team.rank();
-    std::vector<int> send_counts(size_t(size), 0), recv_counts(size_t(size), 0);
-    std::vector<size_t> send_rows; // rows of this rank's block the others need, grouped by destination
-    for (int r = 0; r < size; ++r) {
-        for (size_t g : reach_rows(block.begins[size_t(r)], block.counts[size_t(r)], height, reach, wrap)) {
-            const bool own_of_r =
-                g >= block.begins[size_t(r)] && g < block.begins[size_t(r)] + block.counts[size_t(r)];
-            if (own_of_r || owner(block, g) != me) continue;
-            send_rows.push_back(g);
-            ++send_counts[size_t(r)];
-        }
-    }
-    for (size_t g : mine) // rows of other blocks arrive from their owners, in the order `mine` lists them
-        if (g < block.begin || g >= block.begin + block.count) ++recv_counts[size_t(owner(block, g))];
-    std::vector<int> send_displs(size_t(size), 0), recv_displs(size_t(size), 0);
-    for (int r = 0; r < size; ++r) {
-        if (r > 0) {
-            send_displs[size_t(r)] = send_displs[size_t(r) - 1] + send_counts[size_t(r) - 1];
-            recv_displs[size_t(r)] = recv_displs[size_t(r) - 1] + recv_counts[size_t(r) - 1];
-        }
-    }
-
-    // A block in device memory stays there: only the rows the neighbours need (and theirs) cross to the
-    // host for the all-to-all, in runs of consecutive rows.
-    const bool in_dev = gpk_internal_on_device(ctx, in_data) != 0,
-               out_dev = gpk_internal_on_device(ctx, out_data) != 0;
-    const auto *src = static_cast<const unsigned char *>(in_data);
-    std::vector<unsigned char> sent, received;
-    team.step([&] {
-        if (in_row > size_t(INT_MAX)) fail(GPK_ERR_UNSUPPORTED, "a row of more than 2^31 - 1 bytes");
-        sent.resize(send_rows.size() * in_row);
-        received.resize(size_t(recv_displs.back() + recv_counts.back()) * in_row);
-        for (size_t k = 0; k < send_rows.size();) {
-            size_t run = 1;
-            while (k + run < send_rows.size() && send_rows[k + run] == send_rows[k] + run) ++run;
-            const unsigned char *first = src + (send_rows[k] - block.begin) * in_stride;
-            copy_rows(ctx, in_dev, &sent[k * in_row], in_row, first, in_stride, in_row, run);
-            k += run;
-        }
-    });
-    RowType row(in_row);
-    MPI_Alltoallv(sent.data(), send_counts.data(), send_displs.data(), row.type, received.data(),
-                  recv_counts.data(), recv_displs.data(), row.type, team.comm());
-    // Where each reach row is: the block's own row (also where wrap repeats it), or its place among the
-    // rows that arrived, source by source.
-    std::vector<const unsigned char *> where(mine.size());
-    std::vector<char> own(mine.size());
-    {
-        std::vector<size_t> next(size_t(size), 0);
-        for (size_t k = 0; k < mine.size(); ++k) {
-            const size_t g = mine[k];
-            own[k] = g >= block.begin && g < block.begin + block.count;
-            if (own[k]) {
-                where[k] = src + (g - block.begin) * in_stride;
-            } else {
-                const size_t r = size_t(owner(block, g));
-                where[k] = &received[(size_t(recv_displs[r]) + next[r]++) * in_row];
-            }
-        }
-    }
-    // Reach rows [k0, k1) packed at `to` (host or device memory), runs of rows consecutive at their source
-    // in one copy.
-    auto place = [&](size_t k0, size_t k1, unsigned char *to, bool to_device) {
-        for (size_t k = k0; k < k1;) {
-            const size_t pitch = own[k] ? in_stride : in_row;
-            size_t run = 1;
-            while (k + run < k1 && own[k + run] == own[k] && where[k + run] == where[k] + run * pitch) ++run;
-            copy_rows(ctx, to_device || in_dev, to + (k - k0) * in_row, in_row, where[k], pitch, in_row, run);
-            k += run;
-        }
-    };
-    const size_t own_at = wrap ? reach : std::min(block.begin, reach); // the block's first row in `mine`
-    const size_t below = mine.size() - own_at - block.count;           // reach rows after the block
-    const bool minmax = params->normalize == GPK_NORMALIZE_MINMAX;
-    if (in_dev && out_dev && !minmax && block.count >= 2 * reach) {
-        convolve_in_place(team, ctx, *params, *in, in_data, *out, out_data, reach, own_at, below, place);
+    if (team.size() == 1) { // the block is the whole image
+        team.step([&] {
+            check_ok(ctx, gpk_internal_convolve(ctx, params, in, in_data, out, out_data, 0, SIZE_MAX, nullptr,
+                                                nullptr));
+        });
         return;
     }
-
-    // Else the block widened by the reach rows, convolved whole, its own rows copied out: device buffers
-    // (the context's scratch) where either side is in device memory.
-    std::vector<unsigned char> ext_in_host, ext_out_host;
-    unsigned char *ext_in = nullptr, *ext_out = nullptr;
-    const bool dev = in_dev || out_dev;
-    team.step([&] {
-        if (dev) {
-            unsigned char *scratch = device_scratch(ctx, mine.size() * (in_row + out_row));
-            ext_in = scratch;
-            ext_out = scratch + mine.size() * in_row;
-        } else {
-            ext_in_host.resize(mine.size() * in_row);
-            ext_out_host.resize(mine.size() * out_row);
-            ext_in = ext_in_host.data();
-            ext_out = ext_out_host.data();
-        }
-        place(0, mine.size(), ext_in, dev);
-    });
-    gpk_image ext_in_image = *in, ext_out_image = *out;
-    ext_in_image.height = ext_out_image.height = mine.size();
-    ext_in_image.stride = ext_out_image.stride = 0;
-    RangeVote vote{&team};
-    Outcome o =
-        outcome_of(gpk_internal_convolve(ctx, params, &ext_in_image, ext_in, &ext_out_image, ext_out, own_at,
-                                         own_at + block.count, minmax ? agree_on_range : nullptr, &vote),
-                   ctx);
-    if (minmax && !vote.called) { // failed before the range: the others are waiting for it
-        double lo[4] = {}, hi[4] = {};
-        long long ilo[4] = {}, ihi[4] = {};
-        vote.agree(true, lo, hi, ilo, ihi);
-    }
-    if (vote.others_failed) o = Outcome{}; // stopped for another rank, whose failure agree() reports
-    team.agree(o);
-    team.step([&] {
-        copy_rows(ctx, dev, out_data, out_stride, &ext_out[own_at * out_row], out_row, out_row, block.count);
-    });
+    Convolution(team, ctx, *params, height, block, *in, in_data, *out, out_data, info.kh / 2).run();
 }
 
 } // namespace gpk::mpi

@@ -86,9 +86,10 @@ void Team::agree(const Outcome &mine) {
     throw Error(gpk_status(status), message);
 }
 
-std::vector<uint64_t> Team::gather(uint64_t mine) {
-    std::vector<uint64_t> all(static_cast<size_t>(size_));
-    MPI_Allgather(&mine, 1, MPI_UINT64_T, all.data(), 1, MPI_UINT64_T, comm_);
+std::vector<uint64_t> Team::gather(const std::vector<uint64_t> &mine) {
+    std::vector<uint64_t> all(mine.size() * static_cast<size_t>(size_));
+    MPI_Allgather(mine.data(), int(mine.size()), MPI_UINT64_T, all.data(), int(mine.size()), MPI_UINT64_T,
+                  comm_);
     return all;
 }
 

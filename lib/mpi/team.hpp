@@ -76,8 +76,8 @@ public:
     // order.
     void check_same(const std::vector<Field> &fields);
 
-    // All ranks' values of one 64-bit quantity, in rank order.
-    std::vector<uint64_t> gather(uint64_t mine);
+    // All ranks' values of a few 64-bit quantities (the same number on every rank), rank after rank.
+    std::vector<uint64_t> gather(const std::vector<uint64_t> &mine);
 
 private:
     MPI_Comm comm_ = MPI_COMM_NULL;

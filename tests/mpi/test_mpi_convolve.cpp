@@ -1,13 +1,16 @@
 // gpk_mpi_convolve on 1-4 ranks: each rank's rows of the output equal gpk_convolve of the whole image, bit
 // for bit, for every border rule and normalisation, exact integer and float paths, 2D and separable
 // filters, default blocks and skewed ones, and images so short that a block is thinner than the filter's
-// reach (rows then come from several ranks, and for wrap from the other end). A failure on one rank and
-// parameters that differ fail on every rank alike.
+// reach (rows then come from several ranks, and for wrap from the other end). Blocks of exactly 2 * reach
+// rows and about it (the edge rows of a block convolved in place come from one stacked image; thinner
+// blocks take the widened path, ranks of both kinds in one call), with strided rows whose padding stays
+// untouched. A failure on one rank and parameters that differ fail on every rank alike.
 #include "mpi_test.hpp"
 #include "hooks.hpp"
 #include "samples.hpp"
 
 #include <cmath>
+#include <cstring>
 #include <memory>
 
 using namespace mpitest;
@@ -122,6 +125,83 @@ void test_filters(gpk_context *ctx) {
         }
 }
 
+// Rank r's block has counts[r % counts.size()] rows; rows of in_pad and out_pad samples beyond each row.
+void check_blocks_case(gpk_context *ctx, gpk_dtype in_dtype, gpk_dtype out_dtype, unsigned channels,
+                       const gpk_filter *filter, const char *name, gpk_border border, gpk_normalize normalize,
+                       const std::vector<size_t> &counts, size_t in_pad, size_t out_pad) {
+    size_t begin = 0, height = 0;
+    for (int r = 0; r < size(); ++r) {
+        if (r == rank()) begin = height;
+        height += counts[size_t(r) % counts.size()];
+    }
+    const size_t count = counts[size_t(rank()) % counts.size()], width = 7;
+    const Image im = random_image(in_dtype, width, height, channels, 100 + height);
+    gpk_convolve_params p;
+    gpk_convolve_params_init(&p);
+    p.filter = filter;
+    p.border = border;
+    p.normalize = normalize;
+    const gpk_image whole_in = describe(in_dtype, im, height), whole_out = describe(out_dtype, im, height);
+    const size_t out_row = width * channels * gpk_dtype_size(out_dtype);
+    std::vector<unsigned char> want(height * out_row);
+    CHECK_OK(ctx, gpk_convolve(ctx, &p, &whole_in, im.data.data(), &whole_out, want.data()));
+    // This rank's rows at their strides.
+    gpk_image in = describe(in_dtype, im, count), out = describe(out_dtype, im, count);
+    in.stride = im.row() + in_pad * gpk_dtype_size(in_dtype);
+    out.stride = out_row + out_pad * gpk_dtype_size(out_dtype);
+    std::vector<unsigned char> mine(count * in.stride, 0xAB), got(count * out.stride, 0xCD);
+    for (size_t y = 0; y < count; ++y)
+        std::memcpy(&mine[y * in.stride], &im.data[(begin + y) * im.row()], im.row());
+    const gpk_status s =
+        gpk_mpi_convolve(ctx, MPI_COMM_WORLD, &p, height, begin, &in, mine.data(), &out, got.data());
+    std::string shape;
+    for (size_t c : counts) shape += std::to_string(c) + ",";
+    const std::string what = std::string(name) + " " + gpk_dtype_name(in_dtype) + "->" +
+                             gpk_dtype_name(out_dtype) + "x" + std::to_string(channels) + " blocks " + shape +
+                             " border " + std::to_string(border) + " normalize " + std::to_string(normalize) +
+                             " pads " + std::to_string(in_pad) + "," + std::to_string(out_pad) + " rank " +
+                             std::to_string(rank());
+    CHECK_MSG(s == GPK_OK, what + ": " + gpk_context_last_error(ctx));
+    bool rows_same = true, pads_kept = true;
+    for (size_t y = 0; y < count; ++y) {
+        rows_same = rows_same && same_bits(&got[y * out.stride], &want[(begin + y) * out_row], out_row);
+        for (size_t b = out_row; b < out.stride; ++b)
+            pads_kept = pads_kept && got[y * out.stride + b] == 0xCD;
+    }
+    CHECK_MSG(rows_same, what + ": output rows");
+    CHECK_MSG(pads_kept, what + ": bytes between rows written");
+}
+
+// Reach 1 to 4, 2D and separable filters; blocks of 2 * reach rows, one more, one fewer (widened on those
+// ranks), and a first block of one row (the next block's rows above then start at the image's top).
+void test_block_heights(gpk_context *ctx) {
+    struct Case {
+        const char *name;
+        size_t reach;
+    };
+    const Case cases[] = {{"lp3", 1},   {"box:3", 1},   {"smooth5", 2}, {"box:5", 2},
+                          {"box:7", 3}, {"gauss:1", 3}, {"log9", 4},    {"box:9", 4}};
+    for (const Case &c : cases) {
+        Filter f = named(c.name);
+        const size_t r2 = 2 * c.reach;
+        const std::vector<std::vector<size_t>> shapes = {
+            {r2}, {r2, r2 + 1}, {r2 + 1, r2 - 1}, {1, r2, r2}, {r2 + 3, r2, 1}};
+        for (const auto &shape : shapes)
+            for (gpk_border b : kBorders) {
+                const bool sums_to_zero = c.name[0] == 'l';
+                check_blocks_case(ctx, GPK_U8, GPK_U8, 1, f.get(), c.name, b,
+                                  sums_to_zero ? GPK_NORMALIZE_NONE : GPK_NORMALIZE_SUM, shape, 0, 0);
+                check_blocks_case(ctx, GPK_F32, GPK_F32, 1, f.get(), c.name, b, GPK_NORMALIZE_NONE, shape, 3,
+                                  1);
+                check_blocks_case(ctx, GPK_U8, GPK_F32, 3, f.get(), c.name, b, GPK_NORMALIZE_NONE, shape, 1,
+                                  2);
+            }
+        for (gpk_border b : {GPK_BORDER_MIRROR, GPK_BORDER_WRAP})
+            check_blocks_case(ctx, GPK_U16, GPK_U16, 2, f.get(), c.name, b, GPK_NORMALIZE_MINMAX,
+                              {r2, r2 - 1}, 2, 1);
+    }
+}
+
 void test_failures(gpk_context *ctx) {
     const Image im = random_image(GPK_U8, 16, 12, 1, 9);
     Filter f = named("lp3");
@@ -166,6 +246,7 @@ int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     gpk_context *ctx = cpu_context();
     test_filters(ctx);
+    test_block_heights(ctx);
     test_failures(ctx);
     gpk_context_destroy(ctx);
     return finish("test_mpi_convolve");

@@ -6,7 +6,8 @@
 // last rank in the middle of a heat run, which every rank must return as GPK_ERR_DEVICE. Exits 77 on every
 // rank where no CUDA device is usable. GPK_TEST_MPI_GPU_N overrides the heat grid's side. The same heat runs
 // and convolutions again on blocks in each rank's device memory (inputs and outputs), equal to the same
-// single-process results. Rank 0 prints the halo path of every link (gpk_mpi_halo_paths): CUDA IPC where
+// single-process results, and on blocks of 2 * reach rows and about it (device blocks, and one side on
+// the host). Rank 0 prints the halo path of every link (gpk_mpi_halo_paths): CUDA IPC where
 // the ranks' devices reach each other, host staging with GPK_TEST_MPI_HALO=host; tools/gpu/mpi.sh runs both.
 #include "heat_resume.hpp"
 #include "hooks.hpp"
@@ -182,6 +183,17 @@ struct FilterDeleter {
     void operator()(gpk_filter *f) const { gpk_filter_destroy(f); }
 };
 
+// `count` samples: bytes for u8, else values in [-0.5, 0.5].
+std::vector<unsigned char> random_samples(gpk_dtype dtype, size_t count, uint64_t seed) {
+    const size_t sample = gpk_dtype_size(dtype);
+    std::vector<unsigned char> v(count * sample);
+    std::mt19937_64 rng(seed);
+    for (size_t i = 0; i < count; ++i)
+        write_sample(dtype, &v[i * sample],
+                     dtype == GPK_U8 ? double(rng() % 256) : double(rng() % 1000) / 999 - 0.5);
+    return v;
+}
+
 void test_convolve(gpk_context *ctx) {
     struct Case {
         const char *filter;
@@ -202,11 +214,7 @@ void test_convolve(gpk_context *ctx) {
         gpk_filter_create_named(&raw, k.filter);
         std::unique_ptr<gpk_filter, FilterDeleter> f(raw);
         const size_t in_sample = gpk_dtype_size(k.in), out_sample = gpk_dtype_size(k.out);
-        std::vector<unsigned char> in(w * h * in_sample);
-        std::mt19937_64 rng(7);
-        for (size_t i = 0; i < w * h; ++i)
-            write_sample(k.in, &in[i * in_sample],
-                         k.in == GPK_U8 ? double(rng() % 256) : double(rng() % 1000) / 999 - 0.5);
+        const std::vector<unsigned char> in = random_samples(k.in, w * h, 7);
         gpk_convolve_params p;
         gpk_convolve_params_init(&p);
         p.filter = f.get();
@@ -253,6 +261,69 @@ void test_convolve(gpk_context *ctx) {
             for (size_t b = row; b < stride; ++b) gaps_kept = gaps_kept && strided[i * stride + b] == 0xA5;
         }
         CHECK_MSG(rows_same && gaps_kept, what + ", device blocks, strided output");
+    }
+}
+
+// Blocks of 2 * reach rows and about it (the stacked edge image of a block convolved in place; thinner
+// blocks widened, beside ranks in place), device blocks and blocks with one side on the host: equal to the
+// single-process result. Rank r's block has shape[r % shape.size()] rows.
+void test_convolve_block_heights(gpk_context *ctx) {
+    struct Case {
+        const char *filter;
+        size_t reach;
+        gpk_dtype dtype;
+    };
+    const Case cases[] = {{"lp3", 1, GPK_U8},
+                          {"smooth5", 2, GPK_U8},
+                          {"box:7", 3, GPK_F32},
+                          {"log9", 4, GPK_F32},
+                          {"box:17", 8, GPK_F32}};
+    const size_t w = 1000;
+    for (const Case &k : cases) {
+        gpk_filter *raw = nullptr;
+        gpk_filter_create_named(&raw, k.filter);
+        std::unique_ptr<gpk_filter, FilterDeleter> f(raw);
+        const size_t r2 = 2 * k.reach, sample = gpk_dtype_size(k.dtype), row = w * sample;
+        const std::vector<std::vector<size_t>> shapes = {{r2}, {r2, r2 - 1}, {1, r2, r2 + 1}};
+        for (const auto &shape : shapes)
+            for (gpk_border border : {GPK_BORDER_CLAMP, GPK_BORDER_WRAP, GPK_BORDER_MIRROR}) {
+                size_t begin = 0, h = 0;
+                for (int r = 0; r < size(); ++r) {
+                    if (r == rank()) begin = h;
+                    h += shape[size_t(r) % shape.size()];
+                }
+                const size_t count = shape[size_t(rank()) % shape.size()];
+                const std::vector<unsigned char> in = random_samples(k.dtype, w * h, h);
+                gpk_convolve_params p;
+                gpk_convolve_params_init(&p);
+                p.filter = f.get();
+                p.border = border;
+                p.normalize = k.filter[0] == 'l' ? GPK_NORMALIZE_NONE : GPK_NORMALIZE_SUM;
+                gpk_image wi, bi;
+                gpk_image_init(&wi, k.dtype, w, h, 1);
+                gpk_image_init(&bi, k.dtype, w, count, 1);
+                std::vector<unsigned char> want(h * row);
+                CHECK_OK(ctx, gpk_convolve(ctx, &p, &wi, in.data(), &wi, want.data()));
+                const unsigned char *mine = in.data() + begin * row;
+                for (int sides = 0; sides < 3; ++sides) { // both on the device; input on the host; output
+                    const bool in_dev = sides != 1, out_dev = sides != 2;
+                    DeviceCopy din(ctx, in_dev ? mine : nullptr, in_dev ? count * row : 0),
+                        dout(ctx, nullptr, out_dev ? count * row : 0);
+                    std::vector<unsigned char> got(count * row, 0xCD);
+                    gpk_status s = gpk_mpi_convolve(ctx, MPI_COMM_WORLD, &p, h, begin, &bi,
+                                                    in_dev ? din.p : static_cast<const void *>(mine), &bi,
+                                                    out_dev ? dout.p : got.data());
+                    if (out_dev && s == GPK_OK) dout.to_host(got.data(), got.size());
+                    std::string blocks;
+                    for (size_t c : shape) blocks += std::to_string(c) + ",";
+                    const std::string what = std::string("convolve ") + k.filter + " blocks " + blocks +
+                                             " border " + std::to_string(border) + " sides " +
+                                             std::to_string(sides) + " rank " + std::to_string(rank());
+                    CHECK_MSG(s == GPK_OK, what + ": " + gpk_context_last_error(ctx));
+                    CHECK_MSG(same_bits(got.data(), want.data() + begin * row, got.size()),
+                              what + ": output rows");
+                }
+            }
     }
 }
 
@@ -309,6 +380,7 @@ int main(int argc, char **argv) {
             std::printf("halo paths (exchange of 4096 columns: %.1f us):\n%s", 1e6 * seconds, paths);
         test_heat(ctx);
         test_convolve(ctx);
+        test_convolve_block_heights(ctx);
         test_histogram(ctx);
     }
     gpk_context_destroy(ctx);

@@ -10,10 +10,10 @@
 #   heat   bench_mpi_heat at 8192^2, 16384^2 and 32768^2 on 1 and 2 ranks, both paths in each 2-rank run
 #          (ms an iteration, µs a halo exchange; each rank's block alone and what a pass costs beyond it)
 #   ops    bench_mpi_ops: u8 3x3 and f32 separable radius-8 convolutions of device blocks (SIDE^2, default
-#          16384), a u32 65536-bin histogram (SAMPLES, default 2e9), on 1 and 2 ranks: each GPU alone on
-#          its block beside the ranks together
+#          65536), a u32 65536-bin histogram (SAMPLES, default 1e10), on 1 and 2 ranks, medians of REPS
+#          (default 10): each GPU alone on its block beside the ranks together
 # Environment: STAGES (default all), B (default build-mpi), OUT (default mpi-logs), BUDGET (default 530),
-# SIDE, SAMPLES. The logs are tarred into $OUT/mpi-logs.tar.gz at the end.
+# SIDE, SAMPLES, REPS. The logs are tarred into $OUT/mpi-logs.tar.gz at the end.
 # shellcheck source=tools/gpu/check.sh
 . "$(dirname "$0")/check.sh"
 B=${B:-build-mpi}
@@ -45,14 +45,15 @@ if want heat; then
     rows_from '^(one|block|ranks-|halo-|pass-|rank )' heat.log
 fi
 if want ops; then
-    side=${SIDE:-16384}
+    side=${SIDE:-65536}
+    reps=${REPS:-10}
     for np in 1 2; do
         for op in conv-u8 conv-f32; do
             run "bench_mpi_ops $op $side -np $np" 60 ops.log "${MPIRUN[@]}" -np "$np" "$B/tests/mpi/bench_mpi_ops" \
-                "$op" "$side" "$side" 3
+                "$op" "$side" "$side" "$reps"
         done
-        run "bench_mpi_ops hist ${SAMPLES:-2e9} -np $np" 60 ops.log "${MPIRUN[@]}" -np "$np" \
-            "$B/tests/mpi/bench_mpi_ops" hist "${SAMPLES:-2e9}" 3
+        run "bench_mpi_ops hist ${SAMPLES:-1e10} -np $np" 60 ops.log "${MPIRUN[@]}" -np "$np" \
+            "$B/tests/mpi/bench_mpi_ops" hist "${SAMPLES:-1e10}" "$reps"
     done
     rows_from '^(alone|ranks) ' ops.log
 fi

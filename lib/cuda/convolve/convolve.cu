@@ -340,7 +340,7 @@ void convolve_run(DeviceContext &ctx, const ConvolveJob &job) {
             job.range_end >= job.in.height &&
             conv::launch_pair_minmax(ctx, band_args(job, p, out, false, 0, job.in.height, ctx.lane(0)),
                                      ctx.main())) {
-            if (!ctx.asynchronous()) ctx.synchronize_main();
+            if (!ctx.asynchronous() && !job.queued) ctx.synchronize_main();
             return;
         }
         const size_t range_end = std::min(job.range_end, job.in.height);
@@ -352,7 +352,7 @@ void convolve_run(DeviceContext &ctx, const ConvolveJob &job) {
     bool reuse_mid = mid_ready && p.separable && p.band_rows >= job.in.height && job.range_begin == 0 &&
                      job.range_end >= job.in.height;
     run_pass(ctx, job, p, out, false, reuse_mid, 0, job.in.height);
-    if (!ctx.asynchronous() || !p.direct_in || !p.direct_out) ctx.synchronize_main();
+    if ((!ctx.asynchronous() && !job.queued) || !p.direct_in || !p.direct_out) ctx.synchronize_main();
 }
 
 } // namespace gpk::cuda
