@@ -100,22 +100,22 @@ __device__ __forceinline__ void rank1_edges(F &f, const SourceRows &src, const S
     });
 }
 
-// How a written sum of the rank-1 kernel ends, chosen at launch (one kernel a K serves all three): as it
-// is, clamped to 255 (normalisation none, or a tap sum of 1); a multiply-high (taps >= 0 divided by their
-// sum, a divider whose shift is 32; the sum starts from half the divisor); or finish_u8<true> (signed taps).
-// The branch is the same for every thread of a launch.
-enum class Rank1Finish : int { none, mulhi, signed_taps };
-
-struct Rank1Finisher {
+// How a written sum of the rank-1 kernel ends: a multiply-high (taps >= 0 divided by their sum, a divider
+// whose shift is 32; the sum starts from half the divisor), the form of every smoothing filter, in a kernel
+// of its own; the rarer forms share one kernel a K and choose at launch between clamping to 255
+// (normalisation none, or a tap sum of 1) and finish_u8<true> (signed taps), a branch the same for every
+// thread.
+template <bool Mulhi> struct Rank1Finisher {
     static constexpr StripMode mode = StripMode::divide;
     U8Divider dv;
-    Rank1Finish kind;
+    bool is_signed; // !Mulhi: finish_u8<true>, else clamped
 
-    __device__ __forceinline__ int init() const { return kind == Rank1Finish::mulhi ? int(dv.half) : 0; }
+    __device__ __forceinline__ int init() const { return Mulhi ? int(dv.half) : 0; }
     __device__ __forceinline__ int out(int n) const {
-        if (kind == Rank1Finish::mulhi) return int(__umulhi(unsigned(n), dv.magic)); // <= 255
-        if (kind == Rank1Finish::none) return min(n, 255);
-        return finish_u8<true>(n, dv);
+        if constexpr (Mulhi)
+            return int(__umulhi(unsigned(n), dv.magic)); // <= 255: (255 d + d / 2) / d < 256
+        else
+            return is_signed ? finish_u8<true>(n, dv) : min(n, 255);
     }
 };
 
@@ -138,10 +138,10 @@ __device__ __forceinline__ void rank1_strip_body(F &f, const SourceRows &src, co
 // strips of `strip_rows` (whole chunks of C rows). The source base and pitch are multiples of 8;
 // `out_aligned`: so are the output's. min(K, C) rows of 8 sums are live at a time: in chunks of 8, 3 x 3
 // fits 64 registers a thread, 5 x 5 85, 7 and 9 128; in chunks of 4, 7 and 9 fit 85.
-template <int K, int C>
+template <int K, int C, bool Mulhi>
 __global__ void __launch_bounds__(kStripThreads, C <= 4 ? (K <= 5 ? 8 : 6) : (K <= 3 ? 8 : (K <= 5 ? 6 : 4)))
-    conv_rank1_u8_strip_kernel(SourceRows src, Shape sh, Output out, Rank1Taps<K> taps, Rank1Finisher f,
-                               int strip_rows, long long groups, bool out_aligned) {
+    conv_rank1_u8_strip_kernel(SourceRows src, Shape sh, Output out, Rank1Taps<K> taps,
+                               Rank1Finisher<Mulhi> f, int strip_rows, long long groups, bool out_aligned) {
     rank1_strip_body<K>(f, src, sh, out, taps, strip_rows, groups, [&](auto &fin, int y0, int y_end) {
         rank1_interior<K, C>(fin, src, sh, out, taps, y0, y_end, groups, out_aligned);
     });

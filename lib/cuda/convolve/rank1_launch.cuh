@@ -13,13 +13,13 @@ template <int K> constexpr int rank1_chunk() {
     return K >= 7 ? 4 : kStripChunk;
 }
 
-template <int K>
-unsigned launch_rank1_kernel(const PassArgs &a, const Rank1Taps<K> &taps, const Rank1Finisher &f, int rows,
-                             cudaStream_t s) {
+template <int K, bool Mulhi>
+unsigned launch_rank1_kernel(const PassArgs &a, const Rank1Taps<K> &taps, const Rank1Finisher<Mulhi> &f,
+                             int rows, cudaStream_t s) {
     const long long groups = rank1_groups(a.shape.width);
     const dim3 grid = strip_grid(a, groups, rows, StripMode::divide);
     if (grid.x == 0) return 0;
-    conv_rank1_u8_strip_kernel<K, rank1_chunk<K>()><<<grid, kStripThreads, 0, s>>>(
+    conv_rank1_u8_strip_kernel<K, rank1_chunk<K>(), Mulhi><<<grid, kStripThreads, 0, s>>>(
         a.src, a.shape, a.out, taps, f, rows, groups, out_aligned_for_strip(a));
     check_launch("conv_rank1_u8_strip_kernel");
     return grid.x * grid.y;
@@ -30,10 +30,10 @@ unsigned launch_rank1_strip(const PassArgs &a, const Rank1Taps<K> &taps, bool is
     if (minmax_pass(a)) return 0;
     return launch_sum_modes(
         a, is_signed, kStripChunk, [&](auto, auto sg, auto d, const U8Divider &dv, int r) {
-            const Rank1Finish kind = decltype(sg)::value                     ? Rank1Finish::signed_taps
-                                     : decltype(d)::value == StripDiv::mulhi ? Rank1Finish::mulhi
-                                                                             : Rank1Finish::none;
-            return launch_rank1_kernel<K>(a, taps, Rank1Finisher{dv, kind}, r, s);
+            if constexpr (decltype(d)::value == StripDiv::mulhi)
+                return launch_rank1_kernel<K>(a, taps, Rank1Finisher<true>{dv, false}, r, s);
+            else
+                return launch_rank1_kernel<K>(a, taps, Rank1Finisher<false>{dv, decltype(sg)::value}, r, s);
         });
 }
 
