@@ -1,7 +1,6 @@
 // Histogram dispatch: where the data lives, which tier counts it, how big the grid is, and the chunked
 // pipeline for data that is not (or not usably) on the device.
 #include "cuda/histogram/histogram.cuh"
-#include "cuda/histogram/count.cuh"
 #include "cuda/histogram/kernels.cuh"
 #include "cuda/pipeline.cuh"
 
@@ -9,25 +8,10 @@
 #include <string>
 
 namespace gpk::cuda {
-namespace hist {
-
-// The counters summed into the result after a counting launch that did not finalise in its last block.
-__global__ void finalize_kernel(unsigned long long *counts, unsigned spread, unsigned long long bins,
-                                unsigned channels, unsigned long long saturate, unsigned long long *hist,
-                                unsigned long long *uncounted) {
-    finalize_slots(counts, spread, bins, channels, saturate, hist, uncounted,
-                   blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x,
-                   (unsigned long long)gridDim.x * blockDim.x);
-}
-
-} // namespace hist
-
 namespace {
 
 using hist::BinRule;
 using hist::Span2D;
-using hist::TierKind;
-using hist::TierPlan;
 
 // Host data moves in chunks of this size per lane (fewer bytes where the memory budget is smaller).
 constexpr size_t kChunkBytes = size_t(32) << 20;
@@ -35,6 +19,16 @@ constexpr size_t kChunkBytes = size_t(32) << 20;
 constexpr unsigned long long kFinishInLaunchSlots = 8192; // a few slots per thread of one block
 // Shared memory a block of the shared tier aims at; copies are halved until they fit.
 constexpr size_t kSharedTarget = 48 * 1024;
+
+enum class TierKind { shared, window, global };
+
+struct TierPlan {
+    TierKind kind = TierKind::global;
+    unsigned copies = 1;              // shared
+    unsigned windows = 1, window = 0; // window: launches, and slots a launch counts
+    size_t smem_bytes = 0;
+    unsigned spread = 1; // copies of the result the blocks flush into
+};
 
 // Most windows (reads of the data) the window tier takes before the global tier does.
 constexpr unsigned kMaxWindows = 2;
@@ -66,22 +60,89 @@ TierPlan plan_tier(unsigned long long slots, const DeviceLimits &lim) {
     return t; // global atomics
 }
 
+// Blocks that cover `span` without idling, at most what the device runs at once (the occupancy, and the
+// shared-memory limit raised where smem needs it, are asked of CUDA once per kernel and context).
+template <class Kernel>
+unsigned grid_for(Kernel kernel, const Span2D &span, size_t smem, size_t vec_elems, DeviceContext &ctx) {
+    int per_sm = ctx.resident_blocks(reinterpret_cast<const void *>(kernel), hist::kBlockThreads, smem);
+    size_t resident = size_t(std::max(per_sm, 1)) * ctx.limits().multiprocessors;
+    size_t wanted = span.rows == 1
+                        ? (span.row_elems / vec_elems + hist::kBlockThreads - 1) / hist::kBlockThreads
+                        : span.rows;
+    return unsigned(std::max<size_t>(1, std::min(resident, wanted)));
+}
+
+template <class T, hist::Mode M>
+void launch_tier(const Span2D &span, const BinRule &rule, const TierPlan &plan, unsigned long long *counts,
+                 const hist::Finish &finish, DeviceContext &ctx, cudaStream_t stream) {
+    constexpr size_t V = 16 / sizeof(T);
+    if (plan.kind == TierKind::shared) {
+        auto kernel = hist::histogram_kernel<T, M, hist::SharedTier>;
+        hist::SharedTier tier{nullptr, nullptr, plan.copies, unsigned((rule.bins + 1) * rule.channels),
+                              plan.spread};
+        unsigned grid = grid_for(kernel, span, plan.smem_bytes, V, ctx);
+        kernel<<<grid, hist::kBlockThreads, plan.smem_bytes, stream>>>(span, rule, tier, counts, finish);
+        check_launch("histogram_kernel (shared)");
+    } else if (plan.kind == TierKind::window) {
+        auto kernel = hist::histogram_kernel<T, M, hist::WindowTier>;
+        const unsigned long long slots = (unsigned long long)(rule.bins + 1) * rule.channels;
+        unsigned grid = grid_for(kernel, span, plan.smem_bytes, V, ctx);
+        for (unsigned w = 0; w < plan.windows; ++w) {
+            const unsigned long long lo = (unsigned long long)w * plan.window;
+            hist::WindowTier tier{nullptr, unsigned(lo),
+                                  unsigned(std::min<unsigned long long>(plan.window, slots - lo))};
+            // A launch that finalises in its last block must be the last one.
+            kernel<<<grid, hist::kBlockThreads, plan.smem_bytes, stream>>>(
+                span, rule, tier, counts, w + 1 == plan.windows ? finish : hist::Finish{});
+            check_launch("histogram_kernel (window)");
+        }
+    } else if constexpr (hist::single_channel(M)) {
+        fail(GPK_ERR_INTERNAL,
+             "histogram: single-channel kernels exist for the shared and window tiers only");
+    } else {
+        auto kernel = hist::histogram_kernel<T, M, hist::GlobalTier>;
+        unsigned grid = grid_for(kernel, span, 0, V, ctx);
+        kernel<<<grid, hist::kBlockThreads, 0, stream>>>(span, rule, hist::GlobalTier{counts}, counts,
+                                                         finish);
+        check_launch("histogram_kernel (global)");
+    }
+}
+
+template <class T>
+void launch_typed(const Span2D &span, const BinRule &rule, bool direct, const TierPlan &plan,
+                  unsigned long long *counts, const hist::Finish &finish, DeviceContext &ctx,
+                  cudaStream_t stream) {
+    using hist::Mode;
+    if constexpr (std::is_integral<T>::value) {
+        if (direct && rule.channels == 1 &&
+            (plan.kind == TierKind::shared || plan.kind == TierKind::window)) {
+            if constexpr (sizeof(T) == 1) {
+                if (rule.bins >= 256)
+                    return launch_tier<T, Mode::byte_all>(span, rule, plan, counts, finish, ctx, stream);
+            }
+            return launch_tier<T, Mode::direct_single>(span, rule, plan, counts, finish, ctx, stream);
+        }
+        if (direct) return launch_tier<T, Mode::direct>(span, rule, plan, counts, finish, ctx, stream);
+    }
+    launch_tier<T, Mode::general>(span, rule, plan, counts, finish, ctx, stream);
+}
+
 void launch_count(gpk_dtype dtype, const Span2D &span, const BinRule &rule, bool direct, const TierPlan &plan,
                   unsigned long long *counts, const hist::Finish &finish, DeviceContext &ctx,
                   cudaStream_t stream) {
     switch (dtype) {
     case GPK_U8:
-        return hist::launch_typed<uint8_t>(span, rule, direct, plan, counts, finish, ctx, stream);
+        return launch_typed<uint8_t>(span, rule, direct, plan, counts, finish, ctx, stream);
     case GPK_U16:
-        return hist::launch_typed<uint16_t>(span, rule, direct, plan, counts, finish, ctx, stream);
+        return launch_typed<uint16_t>(span, rule, direct, plan, counts, finish, ctx, stream);
     case GPK_U32:
-        return hist::launch_typed<uint32_t>(span, rule, direct, plan, counts, finish, ctx, stream);
+        return launch_typed<uint32_t>(span, rule, direct, plan, counts, finish, ctx, stream);
     case GPK_I32:
-        return hist::launch_typed<int32_t>(span, rule, direct, plan, counts, finish, ctx, stream);
+        return launch_typed<int32_t>(span, rule, direct, plan, counts, finish, ctx, stream);
     case GPK_F32:
-        return hist::launch_typed<float>(span, rule, direct, plan, counts, finish, ctx, stream);
+        return launch_typed<float>(span, rule, direct, plan, counts, finish, ctx, stream);
     case GPK_F64:
-        return hist::launch_typed<double>(span, rule, direct, plan, counts, finish, ctx, stream);
+        return launch_typed<double>(span, rule, direct, plan, counts, finish, ctx, stream);
     }
     fail(GPK_ERR_INTERNAL, "histogram: unknown dtype " + std::to_string(int(dtype)));
 }

@@ -244,6 +244,14 @@ __device__ inline void finalize_slots(unsigned long long *counts, unsigned sprea
     }
 }
 
+__global__ void finalize_kernel(unsigned long long *counts, unsigned spread, unsigned long long bins,
+                                unsigned channels, unsigned long long saturate, unsigned long long *hist,
+                                unsigned long long *uncounted) {
+    finalize_slots(counts, spread, bins, channels, saturate, hist, uncounted,
+                   blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x,
+                   (unsigned long long)gridDim.x * blockDim.x);
+}
+
 // A count made in one launch finalises in it: the block that flushes last (a ticket counter, zero between
 // calls and reset by that block) does finalize_kernel's work, which saves a launch on small histograms.
 // hist null: finalize_kernel runs after the launch instead.

@@ -1,7 +1,0 @@
-// The counting launches (count.cuh) for u8 samples.
-#include "cuda/histogram/count.cuh"
-
-namespace gpk::cuda::hist {
-template void launch_typed<uint8_t>(const Span2D &, const BinRule &, bool, const TierPlan &,
-                                    unsigned long long *, const Finish &, DeviceContext &, cudaStream_t);
-} // namespace gpk::cuda::hist
