@@ -256,41 +256,44 @@ void convolve_case(size_t gib, unsigned threads, unsigned cores) {
         width, height, in.bytes() >> 30, out.bytes() >> 30, threads, seconds_since(t0));
     const double moved = double(in.bytes() + out.bytes());
     gpk_context *ctx = bench::cuda_context(nullptr, threads);
-    // A new output, as a caller makes one right before the call: malloc'ed, never touched.
-    auto *dst = static_cast<unsigned char *>(std::malloc(out.bytes()));
-    if (!dst) {
-        std::printf("malloc of %zu bytes failed\n", out.bytes());
-        std::exit(1);
-    }
-    const Faults f0 = Faults::now();
-    const double first = timed([&] { GK(ctx, periodic::run(ctx, conv, in, src.p, out, dst)); });
-    const std::string faults = Faults::now().since(f0);
-    const periodic::Result r = periodic::check(in, out, conv, dst, cores);
+    auto run = [&](unsigned char *dst) { GK(ctx, periodic::run(ctx, conv, in, src.p, out, dst)); };
+    // A call into a new output, as a caller makes one right before it: malloc'ed, never touched. Its wall
+    // time, the page faults during it and the output's check; the output stays for later calls.
+    struct Fresh {
+        unsigned char *dst;
+        double seconds;
+        std::string faults, verdict;
+    };
+    auto fresh_call = [&]() {
+        Fresh f{static_cast<unsigned char *>(std::malloc(out.bytes())), 0, "", ""};
+        if (!f.dst) {
+            std::printf("malloc of %zu bytes failed\n", out.bytes());
+            std::exit(1);
+        }
+        const Faults f0 = Faults::now();
+        f.seconds = timed([&] { run(f.dst); });
+        f.faults = Faults::now().since(f0);
+        const periodic::Result r = periodic::check(in, out, conv, f.dst, cores);
+        f.verdict = r.mismatches ? "WRONG: " + r.first : "exact (every sample)";
+        return f;
+    };
+    const Fresh first = fresh_call();
     std::vector<double> later;
-    for (int call = 0; call < 2; ++call)
-        later.push_back(timed([&] { GK(ctx, periodic::run(ctx, conv, in, src.p, out, dst)); }));
-    std::free(dst);
+    for (int call = 0; call < 2; ++call) later.push_back(timed([&] { run(first.dst); }));
+    std::free(first.dst);
     // A new output again, now on the context that has run: the fresh pages alone, without the context's
     // first-use costs (its pinned and device buffers, module loads).
-    dst = static_cast<unsigned char *>(std::malloc(out.bytes()));
-    if (!dst) {
-        std::printf("malloc of %zu bytes failed\n", out.bytes());
-        std::exit(1);
-    }
-    const Faults f1 = Faults::now();
-    const double fresh = timed([&] { GK(ctx, periodic::run(ctx, conv, in, src.p, out, dst)); });
-    const std::string fresh_faults = Faults::now().since(f1);
-    const periodic::Result r2 = periodic::check(in, out, conv, dst, cores);
-    std::free(dst);
+    const Fresh again = fresh_call();
+    std::free(again.dst);
     gpk_context_destroy(ctx);
     std::printf("  C convolve %zu+%zu GiB: first (fresh malloc out) %5.1f GB/s %.2f s | later %5.1f GB/s | "
                 "out %s | first call: %s\n",
-                gib, gib, moved / first / 1e9, first, moved / median_of(later) / 1e9,
-                r.mismatches ? ("WRONG: " + r.first).c_str() : "exact (every sample)", faults.c_str());
-    std::printf("  C convolve %zu+%zu GiB: fresh malloc out, context used before %5.1f GB/s %.2f s | out %s | "
-                "call: %s\n",
-                gib, gib, moved / fresh / 1e9, fresh,
-                r2.mismatches ? ("WRONG: " + r2.first).c_str() : "exact (every sample)", fresh_faults.c_str());
+                gib, gib, moved / first.seconds / 1e9, first.seconds, moved / median_of(later) / 1e9,
+                first.verdict.c_str(), first.faults.c_str());
+    std::printf(
+        "  C convolve %zu+%zu GiB: fresh malloc out, context used before %5.1f GB/s %.2f s | out %s | "
+        "call: %s\n",
+        gib, gib, moved / again.seconds / 1e9, again.seconds, again.verdict.c_str(), again.faults.c_str());
 }
 
 Options parse(int argc, char **argv) {
