@@ -100,7 +100,7 @@ gpk_status heat_run(gpk_context *ctx, MPI_Comm comm, const gpk_heat_params *para
         team.step([&] {
             gpk_status s =
                 gpk_internal_check_heat_block(ctx, tinit, conductivity, row_count, p.cols, row_begin);
-            if (s != GPK_OK) throw gpk::Error(s, gpk_context_last_error(ctx));
+            gpk::mpi::check_ok(s, ctx);
             check_fixed_rows(p, block);
         });
         gpk::mpi::heat_run(team, ctx, p, block, tinit, conductivity, tfinal, final);

@@ -111,14 +111,9 @@ void check_layout(const gpk_image &im, const void *data, const std::string &name
 // page-locked on a device's context (gpk_internal_host_scratch).
 unsigned char *scratch(gpk_context *ctx, bool device, size_t bytes) {
     void *p = nullptr;
-    const gpk_status s =
-        device ? gpk_internal_device_scratch(ctx, bytes, &p) : gpk_internal_host_scratch(ctx, bytes, &p);
-    if (s != GPK_OK) throw Error(s, gpk_context_last_error(ctx));
+    check_ok(device ? gpk_internal_device_scratch(ctx, bytes, &p) : gpk_internal_host_scratch(ctx, bytes, &p),
+             ctx);
     return static_cast<unsigned char *>(p);
-}
-
-void check_ok(gpk_context *ctx, gpk_status s) {
-    if (s != GPK_OK) throw Error(s, gpk_context_last_error(ctx));
 }
 
 // How rows move: by memcpy between host rows, or through the context where either side is in device
@@ -139,10 +134,10 @@ void copy_rows(gpk_context *ctx, Move how, void *dst, size_t dst_pitch, const vo
                         static_cast<const unsigned char *>(src) + i * src_pitch, width);
         return;
     }
-    check_ok(ctx, how == Move::device
-                      ? gpk_internal_copy_rows(ctx, dst, dst_pitch, src, src_pitch, width, rows)
-                      : gpk_internal_copy_rows_queued(ctx, how == Move::aside, dst, dst_pitch, src, src_pitch,
-                                                      width, rows));
+    check_ok(how == Move::device ? gpk_internal_copy_rows(ctx, dst, dst_pitch, src, src_pitch, width, rows)
+                                 : gpk_internal_copy_rows_queued(ctx, how == Move::aside, dst, dst_pitch, src,
+                                                                 src_pitch, width, rows),
+             ctx);
 }
 
 // Buffers placed one after another in one allocation start on 256-byte boundaries, as allocations do.
@@ -235,7 +230,7 @@ public:
             }
             if (in_place) {
                 queued_ = true;
-                check_ok(ctx_, gpk_internal_convolve_queued(ctx_, &params_, &in_, src_, &out_, dst_));
+                check_ok(gpk_internal_convolve_queued(ctx_, &params_, &in_, src_, &out_, dst_), ctx_);
             }
             if (in_dev_ && !send_rows_.empty()) aside(2);
         });
@@ -254,7 +249,7 @@ public:
 private:
     bool own(size_t g) const { return g >= block_.begin && g < block_.begin + block_.count; }
     bool dev() const { return in_dev_ || out_dev_; }
-    void aside(int how) { check_ok(ctx_, gpk_internal_aside(ctx_, how)); }
+    void aside(int how) { check_ok(gpk_internal_aside(ctx_, how), ctx_); }
     // Waits for what this call queued; its outcome.
     Outcome settle() {
         return queued_ || dev() ? outcome_of(gpk_context_synchronize(ctx_), ctx_) : Outcome{};
@@ -336,8 +331,9 @@ private:
         gpk_image stack_in_image = in_, stack_out_image = out_;
         stack_in_image.height = stack_out_image.height = rows;
         stack_in_image.stride = stack_out_image.stride = 0;
-        check_ok(ctx_, gpk_internal_convolve_queued(ctx_, &params_, &stack_in_image, stack_in,
-                                                    &stack_out_image, stack_out));
+        check_ok(gpk_internal_convolve_queued(ctx_, &params_, &stack_in_image, stack_in, &stack_out_image,
+                                              stack_out),
+                 ctx_);
         const Move how = dev() ? Move::queued : Move::host;
         if (stack_top_)
             copy_rows(ctx_, how, dst_, out_stride_, stack_out + above_ * out_row_, out_row_, out_row_,
@@ -466,8 +462,9 @@ void convolve(Team &team, gpk_context *ctx, const gpk_convolve_params *caller_pa
     const Block block = check_blocks(team, height, row_begin, in->height, "height");
     if (team.size() == 1) { // the block is the whole image
         team.step([&] {
-            check_ok(ctx, gpk_internal_convolve(ctx, params, in, in_data, out, out_data, 0, SIZE_MAX, nullptr,
-                                                nullptr));
+            check_ok(
+                gpk_internal_convolve(ctx, params, in, in_data, out, out_data, 0, SIZE_MAX, nullptr, nullptr),
+                ctx);
         });
         return;
     }

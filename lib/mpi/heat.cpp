@@ -285,10 +285,9 @@ void DistributedHeat::set_up(const double *tinit, const double *conductivity) {
             for (int e = 0; e < 2 && dev[k]; ++e) {
                 const double *rows = from[k] + (e ? (own - depth_) * m_ : 0);
                 const size_t bytes = n * sizeof(double);
-                Outcome o = outcome_of(gpk_internal_copy_rows(ctx_, edges.data() + size_t(2 * k + e) * n,
-                                                              bytes, rows, bytes, bytes, 1),
-                                       ctx_);
-                if (o.failed()) throw Error(o.status, o.message);
+                check_ok(gpk_internal_copy_rows(ctx_, edges.data() + size_t(2 * k + e) * n, bytes, rows,
+                                                bytes, bytes, 1),
+                         ctx_);
             }
     });
     const double *t_top = t_dev ? edges.data() : tinit,
@@ -309,10 +308,10 @@ void DistributedHeat::set_up(const double *tinit, const double *conductivity) {
     const size_t cond_rows[3] = {above_ - 1, own, below_ - 1};
     team_.step([&] {
         gpk_internal_heat_slab *s = nullptr;
-        Outcome o = outcome_of(
-            gpk_internal_heat_slab_create(&s, ctx_, rows, m_, cells, cell_rows, cond, cond_rows), ctx_);
+        const gpk_status status =
+            gpk_internal_heat_slab_create(&s, ctx_, rows, m_, cells, cell_rows, cond, cond_rows);
         slab_.reset(s);
-        if (o.failed()) throw Error(o.status, o.message);
+        check_ok(status, ctx_);
     });
     if (team_.size() > 1) halo_.set_up(team_, ctx_, links_, slab_.get(), depth_);
     int ahead = gpk_internal_heat_slab_ahead(slab_.get()) >= 2 ? 1 : 0;
@@ -353,10 +352,7 @@ void DistributedHeat::collect(unsigned levels, double *maxdiff) {
 
 // The newest pass's source made current again (the pass dropped), the same on every rank.
 void DistributedHeat::back() {
-    team_.step([&] {
-        Outcome o = outcome_of(gpk_internal_heat_slab_back(slab_.get()), ctx_);
-        if (o.failed()) throw Error(o.status, o.message);
-    });
+    team_.step([&] { check_ok(gpk_internal_heat_slab_back(slab_.get()), ctx_); });
 }
 
 // The whole grid's report: minimum and maximum all-reduced, the rows' sums gathered in row order.
@@ -397,10 +393,9 @@ int DistributedHeat::deliver(size_t iter, double maxdiff, bool converged) {
         [&] { return p_.on_progress && p_.on_progress(iter, maxdiff, seconds(), p_.user_data) != 0; },
         [&] {
             team_.step([&] {
-                Outcome o = outcome_of(
+                check_ok(
                     gpk_internal_heat_slab_read_rows(slab_.get(), above_, block_.count, block_grid_.data()),
                     ctx_);
-                if (o.failed()) throw Error(o.status, o.message);
             });
             return p_.on_checkpoint(iter, maxdiff, block_grid_.data(), p_.user_data) != 0;
         });
@@ -466,9 +461,7 @@ void DistributedHeat::run(const double *tinit, const double *conductivity, doubl
     gpk_heat_report r = report(done, maxdiff);
     if (tfinal)
         team_.step([&] {
-            Outcome o =
-                outcome_of(gpk_internal_heat_slab_read_rows(slab_.get(), above_, block_.count, tfinal), ctx_);
-            if (o.failed()) throw Error(o.status, o.message);
+            check_ok(gpk_internal_heat_slab_read_rows(slab_.get(), above_, block_.count, tfinal), ctx_);
         });
     job_.final = final;
     heat_final_report(job_, r);
@@ -511,10 +504,10 @@ void halo_paths(Team &team, gpk_context *ctx, size_t cols, unsigned exchanges, s
         const double *const cells[3] = {zeros.data(), nullptr, nullptr};
         const size_t cell_rows[3] = {rows, 0, 0}, cond_rows[3] = {rows - 2, 0, 0};
         gpk_internal_heat_slab *s = nullptr;
-        Outcome o = outcome_of(
-            gpk_internal_heat_slab_create(&s, ctx, rows, cols, cells, cell_rows, cells, cond_rows), ctx);
+        const gpk_status status =
+            gpk_internal_heat_slab_create(&s, ctx, rows, cols, cells, cell_rows, cells, cond_rows);
         probe.slab.reset(s);
-        if (o.failed()) throw Error(o.status, o.message);
+        check_ok(status, ctx);
     });
     probe.links.set_up(team, ctx, probe.n, probe.slab.get(), d);
     // Each rank describes the link below it; every rank gets every line.

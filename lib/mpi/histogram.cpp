@@ -64,8 +64,7 @@ void histogram(Team &team, gpk_context *ctx, int root, const gpk_histogram_param
         }
         gpk_histogram_params local = p;
         local.saturate = 0; // clamp the sums, not the parts
-        gpk_status s = gpk_histogram(ctx, &local, data, counts, outside);
-        if (s != GPK_OK) throw Error(s, gpk_context_last_error(ctx));
+        check_ok(gpk_histogram(ctx, &local, data, counts, outside), ctx);
     });
     sum_counts(team, root, counts, cells);
     sum_counts(team, root, outside, p.channels);

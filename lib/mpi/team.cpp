@@ -15,6 +15,10 @@ Outcome outcome_of(gpk_status status, const gpk_context *ctx) {
     return {status, gpk_context_last_error(ctx)};
 }
 
+void check_ok(gpk_status status, const gpk_context *ctx) {
+    if (status != GPK_OK) throw Error(status, gpk_context_last_error(ctx));
+}
+
 Field field(const std::string &name, uint64_t value) {
     return Field{name, value, false};
 }

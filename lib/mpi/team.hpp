@@ -41,6 +41,8 @@ template <class F> Outcome capture(F &&body) noexcept {
 
 // A status from libgpk as an Outcome carrying the context's message.
 Outcome outcome_of(gpk_status status, const gpk_context *ctx);
+// The same thrown as a gpk::Error, where it is not GPK_OK.
+void check_ok(gpk_status status, const gpk_context *ctx);
 
 // One parameter that must be the same on every rank, as 64 bits (doubles by their bits).
 struct Field {
