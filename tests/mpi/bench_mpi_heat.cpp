@@ -1,5 +1,6 @@
 // Heat throughput over MPI ranks (tools/gpu/bench.sh and mpi.sh run it on the GPU machine):
-// `bench_mpi_heat N ITER [REPS] [auto|host|both]` runs N x N f64 heat for 3 ITER iterations, REPS times
+// `bench_mpi_heat N|ROWSxCOLS ITER [REPS] [auto|host|both]` runs N x N (or ROWS x COLS: weak scaling, a
+// fixed block a rank) f64 heat for 3 ITER iterations, REPS times
 // (default 3) after a warm-up, on the ranks' own contexts (gpk_mpi_context_create: CUDA where a device is
 // usable), with the halo paths chosen automatically (auto), with host staging forced (host, the test hook
 // GPK_TEST_MPI_HALO=host), or both one after the other (the default). On a CUDA rank the blocks are in
@@ -13,11 +14,12 @@
 //   block  (several ranks) gpk_heat_run of each rank's own block, all ranks at once: the passes without
 //          their exchanges, and "pass-MODE": ms a pass of the ranks and of the block alone (levels a
 //          pass), and what a pass of the ranks costs beyond the block's alone, in µs;
-//   halo   one halo exchange as a pass makes it on the path in force (gpk_mpi_halo_paths: k rows of N
+//   halo   one halo exchange as a pass makes it on the path in force (gpk_mpi_halo_paths: k rows of COLS
 //          doubles with each neighbour, k the slab's pass length), median of 50, and the bytes a rank
 //          sends per pass.
-// Prints the links' paths ("path ..."), one line a measurement: "what ranks N iter ms_per_iteration
-// GCells_per_s fixed_s SECONDS", and "halo-MODE ranks N rows microseconds bytes_per_neighbour BYTES".
+// Prints the links' paths ("path ..."), one line a measurement: "what ranks ROWSxCOLS iter
+// ms_per_iteration GCells_per_s fixed_s SECONDS", and "halo-MODE ranks ROWSxCOLS rows microseconds
+// bytes_per_neighbour BYTES".
 #include "gpk_internal.h"
 #include "gpk_mpi.h"
 
@@ -42,10 +44,12 @@ double now() {
     return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-void line(const char *what, size_t n, size_t iter, double per, double fixed) {
+size_t g_rows = 0, g_cols = 0;
+
+void line(const char *what, size_t iter, double per, double fixed) {
     if (g_rank == 0)
-        std::printf("%-6s %d %zu %zu %.4f %.2f fixed_s %.4f\n", what, g_size, n, iter, 1e3 * per,
-                    double(n) * double(n) / per / 1e9, fixed);
+        std::printf("%-6s %d %zux%zu %zu %.4f %.2f fixed_s %.4f\n", what, g_size, g_rows, g_cols, iter,
+                    1e3 * per, double(g_rows) * double(g_cols) / per / 1e9, fixed);
 }
 
 // The loop's clock at iterations ITER and 3 ITER, from the progress callback.
@@ -63,8 +67,7 @@ int on_progress(size_t niter, double, double time, void *user) {
 
 // Runs `run` (collective) REPS times after a warm-up; medians of the slowest rank's in-loop time per
 // iteration and of its call's wall time less the iterations.
-template <class Run>
-double timed(const char *what, size_t n, size_t iter, int reps, Clock &clock, Run &&run) {
+template <class Run> double timed(const char *what, size_t iter, int reps, Clock &clock, Run &&run) {
     run();
     std::vector<double> per, fixed;
     for (int r = 0; r < reps; ++r) {
@@ -77,7 +80,7 @@ double timed(const char *what, size_t n, size_t iter, int reps, Clock &clock, Ru
         per.push_back(v[1]);
         fixed.push_back(v[0] - v[1] * double(3 * iter));
     }
-    line(what, n, iter, median(per), median(fixed));
+    line(what, iter, median(per), median(fixed));
     return median(per);
 }
 
@@ -88,11 +91,22 @@ int main(int argc, char **argv) {
     MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
     MPI_Comm_size(MPI_COMM_WORLD, &g_size);
     if (argc < 3) {
-        if (g_rank == 0) std::fprintf(stderr, "usage: bench_mpi_heat N ITER [REPS] [auto|host|both]\n");
+        if (g_rank == 0)
+            std::fprintf(stderr, "usage: bench_mpi_heat N|ROWSxCOLS ITER [REPS] [auto|host|both]\n");
         MPI_Finalize();
         return 2;
     }
-    const size_t n = size_t(std::atoll(argv[1])), iter = size_t(std::atoll(argv[2]));
+    char *x = nullptr;
+    const size_t rows = size_t(std::strtoull(argv[1], &x, 10)), iter = size_t(std::atoll(argv[2]));
+    const size_t n = *x == 'x' ? size_t(std::strtoull(x + 1, nullptr, 10)) : rows; // columns
+    g_rows = rows;
+    g_cols = n;
+    if (rows == 0 || n == 0 || iter == 0) {
+        if (g_rank == 0)
+            std::fprintf(stderr, "bench_mpi_heat: bad size '%s' or ITER '%s'\n", argv[1], argv[2]);
+        MPI_Finalize();
+        return 2;
+    }
     const int reps = argc > 3 ? std::atoi(argv[3]) : 3;
     const std::string modes = argc > 4 ? argv[4] : "both";
     gpk_context_options o;
@@ -109,7 +123,7 @@ int main(int argc, char **argv) {
         std::printf("# backend %s, blocks in %s memory\n", gpk_backend_name(gpk_context_backend(ctx)),
                     cuda ? "device" : "host");
     size_t begin = 0, count = 0;
-    gpk_mpi_default_block(&begin, &count, MPI_COMM_WORLD, n);
+    gpk_mpi_default_block(&begin, &count, MPI_COMM_WORLD, rows);
     // Inputs of the rank's rows only (a smooth field; the values do not change the time).
     std::vector<double> t(count * n), c(count * n, 0.5), out(count * n);
     for (size_t i = 0; i < count; ++i)
@@ -130,7 +144,7 @@ int main(int argc, char **argv) {
     double *tout = cuda ? static_cast<double *>(dev[2]) : out.data();
     gpk_heat_params p;
     gpk_heat_params_init(&p);
-    p.rows = n;
+    p.rows = rows;
     p.cols = n;
     p.maxiter = 3 * iter;
     Clock clock;
@@ -140,14 +154,14 @@ int main(int argc, char **argv) {
     p.user_data = &clock;
     gpk_status status = GPK_OK;
     if (g_size == 1)
-        timed("one", n, iter, reps, clock, [&] { status = gpk_heat_run(ctx, &p, tin, cin, tout, nullptr); });
+        timed("one", iter, reps, clock, [&] { status = gpk_heat_run(ctx, &p, tin, cin, tout, nullptr); });
     // Each rank's GPU on its own block alone through gpk_heat_run (the block's edge rows as fixed rows: the
     // same cells computed), all ranks at once: what a pass of the ranks would cost without its exchange.
     double block_alone = 0;
     if (g_size > 1) {
         gpk_heat_params b = p;
         b.rows = count;
-        block_alone = timed("block", n, iter, reps, clock,
+        block_alone = timed("block", iter, reps, clock,
                             [&] { status = gpk_heat_run(ctx, &b, tin, cin, tout, nullptr); });
     }
     const unsigned levels = gpk_internal_heat_slab_levels(ctx);
@@ -165,20 +179,20 @@ int main(int argc, char **argv) {
             break;
         }
         const std::string what = std::string("ranks-") + mode;
-        const double per = timed(what.c_str(), n, iter, reps, clock, [&] {
+        const double per = timed(what.c_str(), iter, reps, clock, [&] {
             status = gpk_mpi_heat_run(ctx, MPI_COMM_WORLD, &p, begin, count, tin, cin, tout, nullptr);
         });
         if (status != GPK_OK && g_rank == 0) std::fprintf(stderr, "heat: %s\n", gpk_context_last_error(ctx));
         if (g_rank == 0) {
             std::printf("path %s:\n%s", mode, paths);
             if (g_size > 1)
-                std::printf("halo-%s %d %zu %u %.1f bytes_per_neighbour %zu\n", mode, g_size, n,
+                std::printf("halo-%s %d %zux%zu %u %.1f bytes_per_neighbour %zu\n", mode, g_size, rows, n,
                             gpk_internal_heat_slab_levels(ctx), 1e6 * seconds,
                             size_t(gpk_internal_heat_slab_levels(ctx)) * n * sizeof(double));
             if (g_size > 1)
-                std::printf("pass-%s %d %zu levels %u ms_per_pass %.4f block_alone_ms_per_pass %.4f "
+                std::printf("pass-%s %d %zux%zu levels %u ms_per_pass %.4f block_alone_ms_per_pass %.4f "
                             "overhead_us_per_pass %.1f\n",
-                            mode, g_size, n, levels, 1e3 * per * levels, 1e3 * block_alone * levels,
+                            mode, g_size, rows, n, levels, 1e3 * per * levels, 1e3 * block_alone * levels,
                             1e6 * (per - block_alone) * levels);
         }
     }
