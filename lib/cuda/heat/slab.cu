@@ -6,21 +6,23 @@
 // the sources of the last two passes, so that the pass launched beyond the end of a run can be dropped
 // (back()). With a halo exchange, the edge rows (the first and last `depth` own rows) run on a stream of
 // high priority beside the rows between, on the main stream: their blocks go first, and the GPU stays
-// full while they are sent on a third stream (copies) and the received rows are copied into the result's
-// halo rows. Between passes only events order the streams: a pass's edges wait for the whole previous
+// full while they are sent on a third stream (copies) and the received rows land in the result's halo
+// rows. Between passes only events order the streams: a pass's edges wait for the whole previous
 // pass and its received rows, its rows between for the previous pass's edges.
 //
 // A side's rows travel by its path (HaloPath). host: to pinned buffers, handed to the exchange on the host
-// once copied. device: to device buffers for a CUDA-aware MPI. peer (CUDA IPC): the slab offers its
-// receive buffers (two passes' worth: [parity][side], so that a neighbour writing pass p + 1 never meets
-// this slab still reading pass p) and two interprocess events; a neighbour that opened them copies its
-// rows straight into them and records its event of the pass's parity; the exchange then carries only a
-// notice, after which this slab's copy stream waits on that event and moves the rows into the grid. The
-// host does not wait for the rows it sends on a peer side. A neighbour writes its rows of pass p + 2 after
-// its edges of p + 2, which wait for this slab's rows of pass p + 1, which the copy stream sends after it
-// has read the buffers of pass p: the buffers of a parity are never overwritten while they are read. On
-// the host paths the host waits for the rows it sends, so the copy stream has read the pinned buffers of
-// the pass before when the exchange fills them again.
+// once copied. device: to device buffers for a CUDA-aware MPI. peer (CUDA IPC): the slab offers its grids
+// and two interprocess events; a neighbour that opened them copies its rows straight into the halo rows of
+// this slab's grid of the same index (the ranks pass in step, so it is the grid this slab's pass writes)
+// and records its event of the pass's parity; the exchange then carries only a notice, after which this
+// slab's copy stream waits on that event. The host does not wait for the rows it sends on a peer side.
+// The neighbour's rows of pass p land in the grid that was the source of pass p - 2 here; it sends them
+// after its edges of pass p, which wait for this slab's rows of pass p - 1, which follow this slab's whole
+// pass p - 2: no halo row is overwritten while it is read. On the host paths the host waits for the rows
+// it sends, so the copy stream has read the pinned buffers of the pass before when the exchange fills
+// them again. The copy stream and the edges' stream have the highest priority: a copy between device
+// buffers is a kernel, and the edges' rows and their copies go ahead of the rows between, whose blocks
+// fill the device.
 #include "cuda/device_context.cuh"
 #include "cuda/heat/pass.cuh"
 #include "cuda/heat/slab.cuh"
@@ -45,11 +47,12 @@ constexpr int kLaunches = 3; // top edge, rows between, bottom edge
 struct PeerOffer {
     char magic[8];
     char bus_id[32];                // the slab's device (cudaDeviceGetPCIBusId)
-    unsigned long long depth, cols; // receive buffers of depth * cols doubles
-    cudaIpcMemHandle_t buffers;     // [parity][side][depth * cols]
+    unsigned long long depth, cols; // halos of depth rows of cols doubles
+    unsigned long long rows, pitch; // the slab's grids: kGrids of rows x pitch doubles, one after the other
+    cudaIpcMemHandle_t grids;
     cudaIpcEventHandle_t events[2]; // recorded after the slab's own copies of a pass of each parity
 };
-constexpr char kOfferMagic[8] = {'g', 'p', 'k', 's', 'l', 'a', 'b', '1'};
+constexpr char kOfferMagic[8] = {'g', 'p', 'k', 's', 'l', 'a', 'b', '2'};
 
 // A CUDA call of the link set-up: false (the error kept in *why, the error state cleared) where it failed.
 bool link_call(cudaError_t e, const char *what, std::string *why) {
@@ -81,13 +84,14 @@ private:
     cudaEvent_t event_ = nullptr;
 };
 
-// A neighbour's receive buffers and events, opened in this process.
+// A neighbour's grids and events, opened in this process.
 struct PeerLink {
-    double *buffers = nullptr; // the neighbour's [parity][side][depth * cols]
+    double *grids = nullptr; // the neighbour's cells_
+    size_t rows = 0;         // its slab's rows
     IpcEvent events[2];
     void close() {
-        if (buffers) cudaIpcCloseMemHandle(buffers);
-        buffers = nullptr;
+        if (grids) cudaIpcCloseMemHandle(grids);
+        grids = nullptr;
         events[0].reset();
         events[1].reset();
     }
@@ -100,18 +104,18 @@ struct Partials {
     int blocks;
 };
 
-// The largest of every launch's maxima for each level: out[level]. One block.
-static __global__ void level_max_kernel(Partials a, Partials b, Partials c, int levels, double *out) {
-    __shared__ double scratch[256 / 32];
-    for (int k = 0; k < levels; ++k) {
-        double m = 0.0;
-        for (const Partials &p : {a, b, c})
-            for (int i = threadIdx.x; i < p.blocks; i += blockDim.x)
-                m = fmax(m, p.at[(size_t)k * p.blocks + i]);
-        m = heat::block_max<256>(m, scratch);
-        if (threadIdx.x == 0) out[k] = m;
-        __syncthreads();
-    }
+// The largest of every launch's maxima for each level: out[level], one block a level. It runs on the main
+// stream between two passes' rows, so it is as wide as a block gets: its loads are all in flight at once.
+constexpr int kLevelMaxThreads = 1024;
+static __global__ void __launch_bounds__(kLevelMaxThreads)
+    level_max_kernel(Partials a, Partials b, Partials c, double *out) {
+    __shared__ double scratch[kLevelMaxThreads / 32];
+    const size_t k = blockIdx.x;
+    double m = 0.0;
+    for (const Partials &p : {a, b, c})
+        for (int i = threadIdx.x; i < p.blocks; i += kLevelMaxThreads) m = fmax(m, p.at[k * p.blocks + i]);
+    m = heat::block_max<kLevelMaxThreads>(m, scratch);
+    if (threadIdx.x == 0) out[k] = m;
 }
 
 // A stream whose blocks the device schedules ahead of those of streams of lower priority.
@@ -202,8 +206,7 @@ private:
     heat::PassShape shape_{};
     DeviceBuffer cells_, cond_, partials_, level_max_, state_, row_stats_;
     PinnedBuffer halo_, host_level_max_; // host_level_max_: [slot][levels]
-    Stream copies_;
-    PriorityStream edges_;
+    PriorityStream copies_, edges_;
     // edges_done_: the edges of the newest exchanged pass (edge stream); halos_in_: its received rows in
     // the grid (copy stream); pass_done_: its partial maxima read (main); collected_[slot]: a pass's
     // maxima in host slot `slot`.
@@ -219,9 +222,9 @@ private:
     int in_flight_ = 0;
     unsigned long long launches_ = 0;
     // The links (set_paths): each side's path; the device buffers of device sides ([send up, send down,
-    // recv up, recv down]); the buffers and events this slab offers, and the neighbours' opened offers.
+    // recv up, recv down]); the events this slab offers with its grids, and the neighbours' opened offers.
     HaloPath paths_[2] = {HaloPath::host, HaloPath::host};
-    DeviceBuffer device_halo_, offered_;
+    DeviceBuffer device_halo_;
     IpcEvent offered_events_[2];
     size_t offered_depth_ = 0;
     PeerLink peers_[2];
@@ -383,7 +386,7 @@ void CudaHeatSlab::back() {
 
 void CudaHeatSlab::send_edges(const double *grid, size_t own_begin, size_t own_end, const HaloExchange &x,
                               double *const *send) {
-    const size_t d = x.depth, n = d * cols_, parity = size_t(exchanges_ & 1);
+    const size_t d = x.depth, parity = size_t(exchanges_ & 1);
     const cudaStream_t copies = copies_.get();
     const bool has[2] = {x.up, x.down};
     bool staged = false, pushed = false;
@@ -391,8 +394,13 @@ void CudaHeatSlab::send_edges(const double *grid, size_t own_begin, size_t own_e
         if (!has[s]) continue;
         const size_t first = s == 0 ? own_begin : own_end - d;
         if (paths_[s] == HaloPath::peer) {
-            // Into the neighbour's buffer of rows from its other side: its side 1 when it is above.
-            copy_rows(peers_[s].buffers + (parity * 2 + size_t(1 - s)) * n, grid, first, d, copies, true);
+            // Into the halo rows of the neighbour's grid of the same index, on its other side: its last rows
+            // when it is above. The rows are contiguous at pitch_ (one copy, padding included).
+            const PeerLink &peer = peers_[s];
+            const size_t g = size_t(grid - grid_[0]) / (rows_ * pitch_), at = s == 0 ? peer.rows - d : 0;
+            check(cudaMemcpyAsync(peer.grids + (g * peer.rows + at) * pitch_, grid + first * pitch_,
+                                  ((d - 1) * pitch_ + cols_) * sizeof(double), cudaMemcpyDefault, copies),
+                  "cudaMemcpyAsync (halo rows to a neighbour)");
             pushed = true;
         } else {
             copy_rows(send[s], grid, first, d, copies, true);
@@ -406,19 +414,17 @@ void CudaHeatSlab::send_edges(const double *grid, size_t own_begin, size_t own_e
 
 void CudaHeatSlab::receive_halos(double *grid, size_t own_begin, size_t own_end, const HaloExchange &x,
                                  double *const *recv) {
-    const size_t d = x.depth, n = d * cols_, parity = size_t(exchanges_ & 1);
+    const size_t d = x.depth, parity = size_t(exchanges_ & 1);
     const cudaStream_t copies = copies_.get();
     const bool has[2] = {x.up, x.down};
     for (int s = 0; s < 2; ++s) {
         if (!has[s]) continue;
-        const size_t first = s == 0 ? own_begin - d : own_end;
-        const double *from = recv[s];
-        if (paths_[s] == HaloPath::peer) {
+        if (paths_[s] == HaloPath::peer) { // the rows are in the grid once the neighbour's event is
             check(cudaStreamWaitEvent(copies, peers_[s].events[parity].get(), 0),
                   "cudaStreamWaitEvent (halo, interprocess)");
-            from = static_cast<const double *>(offered_.get()) + (parity * 2 + size_t(s)) * n;
+            continue;
         }
-        copy_rows(const_cast<double *>(from), grid, first, d, copies, false);
+        copy_rows(recv[s], grid, s == 0 ? own_begin - d : own_end, d, copies, false);
     }
     halos_in_.record(copies);
 }
@@ -485,16 +491,11 @@ size_t CudaHeatSlab::peer_offer(size_t depth, void *blob, size_t capacity, std::
     std::memcpy(o.magic, kOfferMagic, sizeof o.magic);
     o.depth = depth;
     o.cols = cols_;
-    const size_t bytes = 4 * depth * cols_ * sizeof(double);
-    try {
-        offered_.reserve(bytes);
-    } catch (const Error &e) {
-        *why = std::string("receive buffers: ") + e.what();
-        return 0;
-    }
+    o.rows = rows_;
+    o.pitch = pitch_;
     if (!link_call(cudaDeviceGetPCIBusId(o.bus_id, int(sizeof o.bus_id), device_), "cudaDeviceGetPCIBusId",
                    why) ||
-        !link_call(cudaIpcGetMemHandle(&o.buffers, offered_.get()), "cudaIpcGetMemHandle", why))
+        !link_call(cudaIpcGetMemHandle(&o.grids, cells_.get()), "cudaIpcGetMemHandle", why))
         return 0;
     for (int p = 0; p < 2; ++p) {
         offered_events_[p].reset();
@@ -514,8 +515,8 @@ bool CudaHeatSlab::peer_accept(int side, const void *blob, size_t bytes, std::st
         return false;
     }
     std::memcpy(&o, blob, sizeof o);
-    if (std::memcmp(o.magic, kOfferMagic, sizeof o.magic) != 0 || o.cols != cols_ ||
-        o.depth != offered_depth_) {
+    if (std::memcmp(o.magic, kOfferMagic, sizeof o.magic) != 0 || o.cols != cols_ || o.pitch != pitch_ ||
+        o.depth != offered_depth_ || o.rows < 2 * o.depth + 1) {
         *why = "the offer does not match this slab (another build, or other halo depths)";
         return false;
     }
@@ -538,10 +539,11 @@ bool CudaHeatSlab::peer_accept(int side, const void *blob, size_t bytes, std::st
     PeerLink &link = peers_[side];
     link.close();
     void *mapped = nullptr;
-    if (!link_call(cudaIpcOpenMemHandle(&mapped, o.buffers, cudaIpcMemLazyEnablePeerAccess),
+    if (!link_call(cudaIpcOpenMemHandle(&mapped, o.grids, cudaIpcMemLazyEnablePeerAccess),
                    "cudaIpcOpenMemHandle", why))
         return false;
-    link.buffers = static_cast<double *>(mapped);
+    link.grids = static_cast<double *>(mapped);
+    link.rows = size_t(o.rows);
     for (int p = 0; p < 2; ++p)
         if (!link_call(cudaIpcOpenEventHandle(link.events[p].out(), o.events[p]), "cudaIpcOpenEventHandle",
                        why)) {
@@ -558,8 +560,8 @@ void CudaHeatSlab::set_paths(HaloPath up, HaloPath down) {
     DeviceScope scope(device_);
     const HaloPath paths[2] = {up, down};
     for (int s = 0; s < 2; ++s) {
-        if (paths[s] == HaloPath::peer && !peers_[s].buffers)
-            fail(GPK_ERR_INTERNAL, "heat slab: a peer path without the neighbour's buffers");
+        if (paths[s] == HaloPath::peer && !peers_[s].grids)
+            fail(GPK_ERR_INTERNAL, "heat slab: a peer path without the neighbour's grids");
         if (paths[s] != HaloPath::peer) peers_[s].close();
         paths_[s] = paths[s];
     }
@@ -573,8 +575,8 @@ void CudaHeatSlab::set_paths(HaloPath up, HaloPath down) {
 
 void CudaHeatSlab::finish_pass(int levels, int slot) {
     const cudaStream_t s = ctx_.main();
-    level_max_kernel<<<1, 256, 0, s>>>(slots_[0], slots_[1], slots_[2], levels,
-                                       static_cast<double *>(level_max_.get()));
+    level_max_kernel<<<levels, kLevelMaxThreads, 0, s>>>(slots_[0], slots_[1], slots_[2],
+                                                         static_cast<double *>(level_max_.get()));
     check_launch("heat level_max_kernel");
     pass_done_.record(s);
     double *host = reinterpret_cast<double *>(host_level_max_.get()) + size_t(slot) * size_t(pass_.levels);
