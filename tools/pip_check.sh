@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The Python package as its users install it, from any folder (a step of .ci/run; tools/gpu/python.sh runs
-# it on the GPU machine):
+# The Python package as its users install it, from any folder (a step of .ci/run; tools/gpu/check.sh, stage
+# python, runs it on the GPU machine):
 #   pip    a fresh virtual environment (--system-site-packages: NumPy, pytest, SciPy, mpi4py of the system),
 #          `pip install --no-build-isolation` of the checkout, then the Python suite run from outside the
 #          checkout against the installed package (conftest.py checks where gpk came from), and gpk.mpi's

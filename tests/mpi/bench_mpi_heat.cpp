@@ -1,4 +1,4 @@
-// Heat throughput over MPI ranks (tools/gpu/bench.sh and mpi.sh run it on the GPU machine):
+// Heat throughput over MPI ranks (tools/gpu/bench.sh runs it on the GPU machine):
 // `bench_mpi_heat N|ROWSxCOLS ITER [REPS] [auto|host|both]` runs N x N (or ROWS x COLS: weak scaling, a
 // fixed block a rank) f64 heat for 3 ITER iterations, REPS times
 // (default 3) after a warm-up, on the ranks' own contexts (gpk_mpi_context_create: CUDA where a device is

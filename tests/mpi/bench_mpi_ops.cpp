@@ -1,8 +1,9 @@
 // Convolution and histogram throughput over MPI ranks on blocks in each rank's device memory
-// (tools/gpu/mpi.sh runs it): `bench_mpi_ops conv-u8 W H [REPS]` (u8 lp3, 3 x 3), `bench_mpi_ops conv-f32 W H
-// [REPS]` (f32 box:17, separable, radius 8), `bench_mpi_ops hist SAMPLES [REPS]` (u32, 65536 bins over [0,
-// 65536), the samples spread over the ranks). Every rank takes its default block of rows (for the histogram,
-// SAMPLES / ranks samples in rows of 2^16), and times, median of REPS (default 10) after a warm-up:
+// (tools/gpu/bench.sh, stage mpiops, runs it): `bench_mpi_ops conv-u8 W H [REPS]` (u8 lp3, 3 x 3),
+// `bench_mpi_ops conv-f32 W H [REPS]` (f32 box:17, separable, radius 8), `bench_mpi_ops hist SAMPLES [REPS]`
+// (u32, 65536 bins over [0, 65536), the samples spread over the ranks). Every rank takes its default block of
+// rows (for the histogram, SAMPLES / ranks samples in rows of 2^16), and times, median of REPS (default 10)
+// after a warm-up:
 //   alone  the same call of gpk.h on its own block, the ranks one after the other (one GPU on its own block);
 //   ranks  the gpk_mpi call on every rank together (halo rows and min/max or the counts' reduction).
 // Prints "what op ranks size seconds Gsamples_per_s_per_gpu" (the slowest rank's time). Blocks are filled

@@ -8,7 +8,8 @@
 // and convolutions again on blocks in each rank's device memory (inputs and outputs), equal to the same
 // single-process results, and on blocks of 2 * reach rows and about it (device blocks, and one side on
 // the host). Rank 0 prints the halo path of every link (gpk_mpi_halo_paths): CUDA IPC where
-// the ranks' devices reach each other, host staging with GPK_TEST_MPI_HALO=host; tools/gpu/mpi.sh runs both.
+// the ranks' devices reach each other, host staging with GPK_TEST_MPI_HALO=host; tools/gpu/check.sh (stage
+// mpi) runs both.
 #include "heat_resume.hpp"
 #include "hooks.hpp"
 #include "mpi_test.hpp"

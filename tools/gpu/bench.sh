@@ -19,9 +19,19 @@
 #              at a time), every output and count checked, and the fault-in rate of fresh memory without
 #              gpk (the ceiling of a first call). Not in the default stages: STAGES="build first" (about 4
 #              minutes, 100 GiB of host memory)
-# Environment: STAGES (default every stage but cpu), B (default build-check), OUT (default bench-logs),
-# BUDGET (seconds, default 560), LARGE. Each program's output is kept whole in $OUT/STAGE.log; the summary
-# repeats its table rows.
+# One GPU a rank, on the GPUs of one host (rank counts NPS, default "1 2"; Open MPI need not be CUDA-aware),
+# not in the default stages: NPS="1 2 4" STAGES="build mpiheat mpiweak mpiops" tools/gpu/bench.sh
+#   mpiheat    tests/mpi/bench_mpi_heat at 8192^2, 16384^2 and 32768^2 (SIDES) on each count of NPS, both halo
+#              paths (CUDA IPC, host staging) in each run of several ranks (ms an iteration, µs a halo
+#              exchange; each rank's block alone and what a pass costs beyond it)
+#   mpiweak    bench_mpi_heat with a block of 16384^2 a rank (WEAK), (16384 ranks) x 16384 on each count of NPS
+#   mpiops     tests/mpi/bench_mpi_ops: u8 3x3 and f32 separable radius-8 convolutions of device blocks (SIDE^2,
+#              default 65536), a u32 65536-bin histogram (SAMPLES, default 1e10), on each count of NPS, medians
+#              of REPS (default 10): each GPU alone on its block beside the ranks together
+# Environment: STAGES (default every stage but first, cpu, mpiheat, mpiweak and mpiops), B (default
+# build-check), OUT (default bench-logs), BUDGET (seconds, default 560), LARGE, NPS, SIDES, WEAK, SIDE,
+# SAMPLES, REPS. Each program's output is kept whole in $OUT/STAGE.log; the summary repeats its table rows
+# and is kept in $OUT/summary.log; the logs are tarred into $OUT/logs.tar.gz at the end.
 # shellcheck source=tools/gpu/check.sh
 . "$(dirname "$0")/check.sh"
 gpu_setup bench "build heat histogram convolve stream mpi python"
@@ -30,7 +40,9 @@ targets=(bench/bench_stream)
 want heat && targets+=(bench/bench_heat)
 want histogram && targets+=(bench/bench_histogram)
 want convolve && targets+=(bench/bench_convolve)
-want mpi && targets+=(tests/mpi/bench_mpi_heat)
+{ want mpi || want mpiheat || want mpiweak; } && targets+=(tests/mpi/bench_mpi_heat)
+want mpiops && targets+=(tests/mpi/bench_mpi_ops)
+NPS=${NPS:-1 2}
 want build && build "${targets[@]}"
 if want heat; then
     run bench_heat 120 heat.log "$B/bench/bench_heat"
@@ -90,4 +102,37 @@ if want cpu; then
         row bench_cpu "not built (OpenCV or OpenMP missing)"
     fi
 fi
-summary
+if want mpiheat; then
+    for n in ${SIDES:-8192 16384 32768}; do
+        it=120
+        [ "$n" = 32768 ] && it=30
+        for np in $NPS; do
+            run "bench_mpi_heat $n -np $np" 90 mpiheat.log "${MPIRUN[@]}" -np "$np" "$B/tests/mpi/bench_mpi_heat" \
+                "$n" "$it" 3
+        done
+    done
+    rows_from '^(one|block|ranks-|halo-|pass-|rank )' mpiheat.log
+fi
+if want mpiweak; then
+    w=${WEAK:-16384}
+    for np in $NPS; do
+        run "bench_mpi_heat $((w * np))x$w -np $np" 90 mpiweak.log "${MPIRUN[@]}" -np "$np" \
+            "$B/tests/mpi/bench_mpi_heat" "$((w * np))x$w" 120 3 auto
+    done
+    rows_from '^(one|block|ranks-|halo-|pass-)' mpiweak.log
+fi
+if want mpiops; then
+    side=${SIDE:-65536}
+    reps=${REPS:-10}
+    for np in $NPS; do
+        for op in conv-u8 conv-f32; do
+            run "bench_mpi_ops $op $side -np $np" 60 mpiops.log "${MPIRUN[@]}" -np "$np" \
+                "$B/tests/mpi/bench_mpi_ops" "$op" "$side" "$side" "$reps"
+        done
+        run "bench_mpi_ops hist ${SAMPLES:-1e10} -np $np" 60 mpiops.log "${MPIRUN[@]}" -np "$np" \
+            "$B/tests/mpi/bench_mpi_ops" hist "${SAMPLES:-1e10}" "$reps"
+    done
+    rows_from '^(alone|ranks) ' mpiops.log
+fi
+summary | tee "$OUT/summary.log"
+tar -czf "$OUT/logs.tar.gz" -C "$OUT" --exclude logs.tar.gz . 2>/dev/null

@@ -1,19 +1,39 @@
 #!/usr/bin/env bash
 # The whole tree on the GPU machine, from the repository root, within one call of at most 10 minutes:
 #   build     configure $B where needed (release, sm_90, MPI, the Python package, benchmarks; the torch venv's
-#             python3, which has NumPy, CuPy and PyTorch, first on PATH) and build every target
+#             python3, which has NumPy, CuPy and PyTorch, first on PATH) and build every target; where the
+#             other stages chosen are only mpi, mpiinfo and python, cli/gpk and test_mpi_gpu alone (python
+#             builds in build-pip, not $B)
 #   gpu       the Meson suite gpu (every GPU test, the convolution sweep included), one test at a time
 #   others    the suites api, cli, mpi and python, 8 at a time
-#   mpi       tests/mpi/test_mpi_gpu on 2 and 4 ranks sharing the GPU, then on 2 ranks under the MPS server
-#             where it exists (started for this stage only)
+#   mpi       tests/mpi/test_mpi_gpu on each count of NPS (default "2 4": ranks sharing the GPU; "1 2" or
+#             "1 2 4" on as many GPUs, one a rank), halo paths automatic (CUDA IPC between GPUs) and host
+#             staging forced (GPK_TEST_MPI_HALO=host): heat, convolution and histograms equal to one process,
+#             host and device blocks, a launch failing on the last rank returned by every rank; then on 2 ranks
+#             under the MPS server where it exists (started for this part only)
+#   mpiinfo   gpk info on the largest count of NPS: the heat halo path of each link, with its reason
 #   cli       the command on the CUDA backend: the course check on pat1, the same under mpirun -np 2 and 3,
 #             a heat map and a histogram plot (kept under $OUT)
 #   large     test_gpu_histogram with GPK_TEST_LARGE=1: more than 2^32 samples, on the device and pageable
 #   sanitize  compute-sanitizer, every tool on every group of every GPU test (tools/gpu/sanitize_groups.sh;
 #             SANITIZE_TESTS="test_gpu_heat ..." picks the programs), in the time left
-# Environment: STAGES (default every stage but large), B (build folder, default build-check), OUT (logs,
-# default check-logs), BUDGET (seconds for the whole call, default 560): each command's time limit is cut to
-# what is left. Ends with a summary table.
+#   python    the Python package with its CUDA backend as pip users get it (tools/pip_check.sh with the torch
+#             venv's python3, in build-pip, not $B): the wheel's build (sm_90) by `pip install
+#             --no-build-isolation` into a fresh venv, the Python suite from outside the checkout against
+#             the installed package, gpk.mpi's suite on 2 ranks (mpi4py), `python3 -m build --wheel` (else
+#             `pip wheel`) in the same build folder, the wheel into a second venv with --no-index --no-deps
+#             and its checks; then bindings/python/tests/test_gpu.py (CuPy and PyTorch arrays in place) from
+#             the installed wheel. The wheel, pip_check.log, test_gpu_from_wheel.log and
+#             python-environment.txt go to $OUT. meson-python is needed: where `import mesonpy` fails, the
+#             stage takes the pure-Python copy in .whl/pydeps, made on the development machine and carried
+#             (carry: [".whl"]):
+#               mkdir -p .whl/pydeps && cp -r /usr/lib/python3/dist-packages/{mesonpy,pyproject_metadata} .whl/pydeps/
+#             tools/pip_check.sh has at most 540 s: run the stage alone, STAGES=python tools/gpu/check.sh
+# Environment: STAGES (default every stage but large and python), B (build folder, default build-check), OUT
+# (logs, default check-logs), BUDGET (seconds for the whole call, default 560): each command's time limit is
+# cut to what is left; NPS (rank counts of mpi and mpiinfo, default "2 4"). The MPI GPU tests on 1, 2 and 4
+# GPUs: NPS="1 2 4" STAGES="build mpi mpiinfo" tools/gpu/check.sh. Ends with a summary table, also in
+# $OUT/summary.log.
 #
 # tools/gpu/bench.sh and tools/gpu/profile.sh source this file for the helpers above the line that returns.
 set -u -o pipefail
@@ -110,9 +130,17 @@ mps_stop() {
 
 [[ ${BASH_SOURCE[0]} != "$0" ]] && return 0
 
-gpu_setup check "build gpu others mpi cli sanitize"
+gpu_setup check "build gpu others mpi mpiinfo cli sanitize"
+NPS=${NPS:-2 4}
+most=${NPS##* }
 
-want build && build all
+if want build; then
+    if want gpu || want others || want cli || want large || want sanitize; then
+        build all
+    elif want mpi || want mpiinfo; then
+        build cli/gpk tests/mpi/test_mpi_gpu
+    fi
+fi
 if want gpu; then
     run "suite gpu" 300 gpu.log meson test -C "$B" --suite gpu --no-rebuild --num-processes 1 --print-errorlogs
     cp "$B/meson-logs/testlog.txt" "$OUT/gpu-testlog.txt" 2>/dev/null
@@ -125,15 +153,21 @@ if want others; then
     rows_from '^ *[0-9]+/[0-9]+ .*(FAIL|TIMEOUT|SKIP)' others.log
 fi
 if want mpi; then
-    for np in 2 4; do
+    for np in $NPS; do
         run "test_mpi_gpu -np $np" 120 mpi.log "${MPIRUN[@]}" -np "$np" "$B/tests/mpi/test_mpi_gpu"
+        run "test_mpi_gpu -np $np, host staging" 120 mpi.log "${MPIRUN[@]}" -np "$np" -x GPK_TEST_MPI_HALO=host \
+            "$B/tests/mpi/test_mpi_gpu"
     done
     if [ "$(left)" -gt 60 ] && mps_start >>"$OUT/mpi.log" 2>&1; then
         run "test_mpi_gpu -np 2 under MPS" 120 mpi.log "${MPIRUN[@]}" -np 2 "$B/tests/mpi/test_mpi_gpu"
         "${MPIRUN[@]}" -np 2 "$B/cli/gpk" info >>"$OUT/mpi.log" 2>&1
         mps_stop
     fi
-    rows_from 'test_mpi_gpu on|GPU sharing' mpi.log
+    rows_from 'test_mpi_gpu on|GPU sharing|<->|FAIL' mpi.log
+fi
+if want mpiinfo; then
+    run "gpk info -np $most" 60 mpiinfo.log "${MPIRUN[@]}" -np "$most" "$B/cli/gpk" info
+    rows_from '<->|MPI:' mpiinfo.log
 fi
 if want cli; then
     g=$B/cli/gpk
@@ -172,4 +206,32 @@ if want sanitize; then
         row "compute-sanitizer by group" "skipped (no time left)"
     fi
 fi
-summary
+if want python; then
+    PYTHON=$(command -v python3)
+    backend=""
+    if ! "$PYTHON" -c "import mesonpy" 2>/dev/null && [ -d .whl/pydeps/mesonpy ]; then
+        backend="$PWD/.whl/pydeps"
+    fi
+    {
+        echo "python: $PYTHON ($("$PYTHON" --version 2>&1))"
+        PYTHONPATH=$backend "$PYTHON" -c "import mesonpy; print('meson-python', mesonpy.__version__, mesonpy.__file__)" 2>&1
+        "$PYTHON" -c "import build; print('build', build.__version__)" 2>&1 | tail -n 1
+        echo "meson $(meson --version), nvcc: $(nvcc --version | tail -n 1)"
+        nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+    } >"$OUT/python-environment.txt" 2>&1
+    rows_from '^(python:|meson-python|meson) ' python-environment.txt
+    site=$("$PYTHON" -c 'import site; print(site.getsitepackages()[0])')
+    if run "tools/pip_check.sh (CUDA, sm_90)" 540 pip_check.log env BACKEND_PATH="$backend" PYTHON="$PYTHON" \
+        EXTRA_SITE="$site" SETUP_ARG=-Dgpu_archs=90 WORK="$PWD/build-pip" bash tools/pip_check.sh; then
+        rows_from '[0-9]+ (passed|failed|skipped|errors?)[ ,].*in [0-9.]+s|^wheel ' pip_check.log
+        # shellcheck disable=SC2016 # expanded by the sh that run starts
+        run "test_gpu.py from the wheel" 300 test_gpu_from_wheel.log sh -c 'cd "$1" &&
+            GPK_TEST_PACKAGE_UNDER="$1/venv-wheel" venv-wheel/bin/python -m pytest -v -p no:cacheprovider -rs "$2"' \
+            sh "$PWD/build-pip" "$PWD/bindings/python/tests/test_gpu.py"
+        rows_from '[0-9]+ (passed|failed|skipped|errors?)[ ,].*in [0-9.]+s' test_gpu_from_wheel.log
+        cp build-pip/dist/*.whl "$OUT/" 2>/dev/null
+    else
+        tail -n 30 "$OUT/pip_check.log" | cut -c1-160 | while read -r l; do row "  $l" ""; done
+    fi
+fi
+summary | tee "$OUT/summary.log"

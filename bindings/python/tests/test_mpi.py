@@ -1,6 +1,6 @@
 """gpk.mpi on CPU ranks, and on the ranks' GPUs where they have them, run by every rank: `mpirun -np N
-python3 -m pytest test_mpi.py` (meson's suites 'python' and 'mpi' run it on 1-4 ranks; tools/gpu/python.sh on
-the GPU machine's 2 GPUs). Each rank's result is compared bit for bit with the single-process
+python3 -m pytest test_mpi.py` (meson's suites 'python' and 'mpi' run it on 1-4 ranks; tools/gpu/check.sh,
+stage python, on the GPU machine's 2 GPUs). Each rank's result is compared bit for bit with the single-process
 function on the whole data in the same process; failures must raise the same gpk.Error on every rank."""
 import os
 
