@@ -62,6 +62,13 @@ Stream::Stream(bool blocking) {
         "cudaStreamCreateWithFlags");
 }
 
+Stream::Stream(Highest) {
+    int least = 0, greatest = 0;
+    check(cudaDeviceGetStreamPriorityRange(&least, &greatest), "cudaDeviceGetStreamPriorityRange");
+    check_create([&] { return cudaStreamCreateWithPriority(&stream_, cudaStreamNonBlocking, greatest); },
+                 "cudaStreamCreateWithPriority");
+}
+
 Stream::~Stream() {
     if (stream_) cudaStreamDestroy(stream_);
 }

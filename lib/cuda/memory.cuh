@@ -47,10 +47,14 @@ private:
 };
 
 // A stream owned by gpk: non-blocking by default; a blocking one is ordered with the legacy default stream
-// (work the caller left on stream 0 runs first, as it would before any synchronous library call).
+// (work the caller left on stream 0 runs first, as it would before any synchronous library call); one of
+// the highest priority (Stream::highest, non-blocking) has its blocks scheduled ahead of other streams'.
 class Stream {
 public:
+    struct Highest {};
+    static constexpr Highest highest{};
     explicit Stream(bool blocking = false);
+    explicit Stream(Highest);
     ~Stream();
     Stream(const Stream &) = delete;
     Stream &operator=(const Stream &) = delete;

@@ -118,26 +118,6 @@ static __global__ void __launch_bounds__(kLevelMaxThreads)
     if (threadIdx.x == 0) out[k] = m;
 }
 
-// A stream whose blocks the device schedules ahead of those of streams of lower priority.
-class PriorityStream {
-public:
-    PriorityStream() {
-        int least = 0, greatest = 0;
-        check(cudaDeviceGetStreamPriorityRange(&least, &greatest), "cudaDeviceGetStreamPriorityRange");
-        check(cudaStreamCreateWithPriority(&stream_, cudaStreamNonBlocking, greatest),
-              "cudaStreamCreateWithPriority");
-    }
-    ~PriorityStream() {
-        if (stream_) cudaStreamDestroy(stream_);
-    }
-    PriorityStream(const PriorityStream &) = delete;
-    PriorityStream &operator=(const PriorityStream &) = delete;
-    cudaStream_t get() const { return stream_; }
-
-private:
-    cudaStream_t stream_ = nullptr;
-};
-
 constexpr int kGrids = 3;
 
 class CudaHeatSlab final : public HeatSlab {
@@ -206,7 +186,7 @@ private:
     heat::PassShape shape_{};
     DeviceBuffer cells_, cond_, partials_, level_max_, state_, row_stats_;
     PinnedBuffer halo_, host_level_max_; // host_level_max_: [slot][levels]
-    PriorityStream copies_, edges_;
+    Stream copies_{Stream::highest}, edges_{Stream::highest};
     // edges_done_: the edges of the newest exchanged pass (edge stream); halos_in_: its received rows in
     // the grid (copy stream); pass_done_: its partial maxima read (main); collected_[slot]: a pass's
     // maxima in host slot `slot`.
