@@ -96,12 +96,12 @@ int main(int argc, char **argv) {
         MPI_Finalize();
         return 2;
     }
-    char *x = nullptr;
+    char *x = nullptr, *end = nullptr;
     const size_t rows = size_t(std::strtoull(argv[1], &x, 10)), iter = size_t(std::atoll(argv[2]));
-    const size_t n = *x == 'x' ? size_t(std::strtoull(x + 1, nullptr, 10)) : rows; // columns
+    const size_t cols = *x == 'x' ? size_t(std::strtoull(x + 1, &end, 10)) : rows;
     g_rows = rows;
-    g_cols = n;
-    if (rows == 0 || n == 0 || iter == 0) {
+    g_cols = cols;
+    if (rows == 0 || cols == 0 || iter == 0 || *(*x == 'x' ? end : x) != '\0') {
         if (g_rank == 0)
             std::fprintf(stderr, "bench_mpi_heat: bad size '%s' or ITER '%s'\n", argv[1], argv[2]);
         MPI_Finalize();
@@ -125,10 +125,10 @@ int main(int argc, char **argv) {
     size_t begin = 0, count = 0;
     gpk_mpi_default_block(&begin, &count, MPI_COMM_WORLD, rows);
     // Inputs of the rank's rows only (a smooth field; the values do not change the time).
-    std::vector<double> t(count * n), c(count * n, 0.5), out(count * n);
+    std::vector<double> t(count * cols), c(count * cols, 0.5), out(count * cols);
     for (size_t i = 0; i < count; ++i)
-        for (size_t j = 0; j < n; ++j) t[i * n + j] = double((begin + i + 3 * j) % 97);
-    const size_t bytes = count * n * sizeof(double);
+        for (size_t j = 0; j < cols; ++j) t[i * cols + j] = double((begin + i + 3 * j) % 97);
+    const size_t bytes = count * cols * sizeof(double);
     void *dev[3] = {nullptr, nullptr, nullptr};
     if (cuda) {
         for (void *&d : dev)
@@ -145,7 +145,7 @@ int main(int argc, char **argv) {
     gpk_heat_params p;
     gpk_heat_params_init(&p);
     p.rows = rows;
-    p.cols = n;
+    p.cols = cols;
     p.maxiter = 3 * iter;
     Clock clock;
     clock.first = iter;
@@ -173,7 +173,7 @@ int main(int argc, char **argv) {
         // The links' paths and one exchange on them.
         char paths[8192] = {};
         double seconds = 0;
-        if (gpk_mpi_halo_paths(ctx, MPI_COMM_WORLD, n, 50, paths, sizeof paths, &seconds) != GPK_OK) {
+        if (gpk_mpi_halo_paths(ctx, MPI_COMM_WORLD, cols, 50, paths, sizeof paths, &seconds) != GPK_OK) {
             if (g_rank == 0) std::fprintf(stderr, "halo paths: %s\n", gpk_context_last_error(ctx));
             status = GPK_ERR_INTERNAL;
             break;
@@ -186,13 +186,12 @@ int main(int argc, char **argv) {
         if (g_rank == 0) {
             std::printf("path %s:\n%s", mode, paths);
             if (g_size > 1)
-                std::printf("halo-%s %d %zux%zu %u %.1f bytes_per_neighbour %zu\n", mode, g_size, rows, n,
-                            gpk_internal_heat_slab_levels(ctx), 1e6 * seconds,
-                            size_t(gpk_internal_heat_slab_levels(ctx)) * n * sizeof(double));
+                std::printf("halo-%s %d %zux%zu %u %.1f bytes_per_neighbour %zu\n", mode, g_size, rows, cols,
+                            levels, 1e6 * seconds, size_t(levels) * cols * sizeof(double));
             if (g_size > 1)
                 std::printf("pass-%s %d %zux%zu levels %u ms_per_pass %.4f block_alone_ms_per_pass %.4f "
                             "overhead_us_per_pass %.1f\n",
-                            mode, g_size, rows, n, levels, 1e3 * per * levels, 1e3 * block_alone * levels,
+                            mode, g_size, rows, cols, levels, 1e3 * per * levels, 1e3 * block_alone * levels,
                             1e6 * (per - block_alone) * levels);
         }
     }
