@@ -411,8 +411,9 @@ int main(int argc, char **argv) {
     if (bench::wanted(argc, argv, "rank1")) {
         // K x K integer taps that are a rank-1 product but not a box (the rank-1 strip kernel's): binomial
         // smoothing divided by its sum, and a signed derivative of it written as it is.
-        const std::vector<double> b5 = {1, 4, 6, 4, 1}, b9 = {1, 8, 28, 56, 70, 56, 28, 8, 1},
-                                  d5 = {-1, -2, 0, 2, 1};
+        const std::vector<double> b5 = {1, 4, 6, 4, 1}, b7 = {1, 6, 15, 20, 15, 6, 1},
+                                  b9 = {1, 8, 28, 56, 70, 56, 28, 8, 1}, d5 = {-1, -2, 0, 2, 1},
+                                  d9 = {-1, -6, -14, -14, 0, 14, 14, 6, 1};
         auto outer = [](const std::vector<double> &r, const std::vector<double> &c) {
             std::vector<double> t;
             for (double a : r)
@@ -421,9 +422,13 @@ int main(int argc, char **argv) {
         };
         rows.push_back(filter_u8("u8 5x5 binomial, sum, clamp, 8192x8192", 5, outer(b5, b5),
                                  GPK_NORMALIZE_SUM, im, gpu, cpu, s, npp, ceil));
+        rows.push_back(filter_u8("u8 7x7 binomial, sum, clamp, 8192x8192", 7, outer(b7, b7),
+                                 GPK_NORMALIZE_SUM, im, gpu, cpu, s, npp, ceil));
         rows.push_back(filter_u8("u8 9x9 binomial, sum, clamp, 8192x8192", 9, outer(b9, b9),
                                  GPK_NORMALIZE_SUM, im, gpu, cpu, s, npp, ceil));
         rows.push_back(filter_u8("u8 5x5 binomial x derivative, none, clamp, 8192x8192", 5, outer(b5, d5),
+                                 GPK_NORMALIZE_NONE, im, gpu, cpu, s, npp, ceil));
+        rows.push_back(filter_u8("u8 9x9 binomial x derivative, none, clamp, 8192x8192", 9, outer(b9, d9),
                                  GPK_NORMALIZE_NONE, im, gpu, cpu, s, npp, ceil));
     }
     if (bench::wanted(argc, argv, "f32"))

@@ -34,7 +34,12 @@ struct Case {
     size_t bins;
     bool all_equal;
     uint64_t saturate;
+    size_t range; // samples in [0, range) and the bins' upper edge (0: bins, direct bins)
 };
+
+size_t range_of(const Case &c) {
+    return c.range ? c.range : c.bins;
+}
 
 template <class T> using Level = typename std::conditional<sizeof(T) == 1, int, T>::type;
 
@@ -47,10 +52,10 @@ template <class T> struct CubHistogram {
     cudaError_t run(const T *d, unsigned *out, cudaStream_t s) {
         if (c.rows == 1)
             return cub::DeviceHistogram::HistogramEven(tmp, tmp_bytes, d, out, int(c.bins + 1), Level<T>(0),
-                                                       Level<T>(c.bins), (long long)c.width, s);
+                                                       Level<T>(range_of(c)), (long long)c.width, s);
         return cub::DeviceHistogram::HistogramEven(tmp, tmp_bytes, d, out, int(c.bins + 1), Level<T>(0),
-                                                   Level<T>(c.bins), (long long)c.width, (long long)c.rows,
-                                                   c.pitch_elems * sizeof(T), s);
+                                                   Level<T>(range_of(c)), (long long)c.width,
+                                                   (long long)c.rows, c.pitch_elems * sizeof(T), s);
     }
     void prepare(const T *d, unsigned *out, cudaStream_t s) {
         CK(run(d, out, s)); // sizes the temporary storage
@@ -67,7 +72,7 @@ gpk_histogram_params params_for(const Case &c) {
     p.height = c.rows;
     p.stride = c.pitch_elems * (c.u32 ? 4 : 1);
     p.bins = c.bins;
-    p.upper = double(c.bins);
+    p.upper = double(range_of(c));
     p.saturate = c.saturate;
     return p;
 }
@@ -80,7 +85,7 @@ Row run_device_case(const Case &c, gpk_context *gpu, gpk_context *sync, gpk_cont
     std::vector<T *> bufs(copies);
     for (int i = 0; i < copies; ++i) {
         CK(cudaMalloc(&bufs[i], bytes));
-        fill<T><<<1024, 256, 0, s>>>(bufs[i], elems, c.bins, 17 + i, c.all_equal);
+        fill<T><<<1024, 256, 0, s>>>(bufs[i], elems, range_of(c), 17 + i, c.all_equal);
         CK(cudaGetLastError());
     }
     uint64_t *hist64;
@@ -154,7 +159,7 @@ Row run_device_case(const Case &c, gpk_context *gpu, gpk_context *sync, gpk_cont
 // 1 GiB of u8 in host memory: gpk end to end against cudaMemcpy + CUB + copy back (wall clock).
 void run_host_cases(gpk_context *cpu, cudaStream_t s, const bench::Ceilings &ceil, std::vector<Row> &rows) {
     const size_t n = size_t(1) << 30;
-    Case c{"u8 256 bins, 1 GiB", false, n, 1, n, 256, false, 0};
+    Case c{"u8 256 bins, 1 GiB", false, n, 1, n, 256, false, 0, 0};
     uint8_t *dev;
     unsigned *hist32;
     CK(cudaMalloc(&dev, n));
@@ -214,14 +219,18 @@ int main(int argc, char **argv) {
                 *sync = bench::cuda_context(nullptr);
     const size_t gib = size_t(1) << 30, e9 = 1000000000;
     const Case u8_cases[] = {
-        {"u8 256 bins, 1 GiB random", false, gib, 1, gib, 256, false, 0},
-        {"u8 256 bins, 1 GiB all equal", false, gib, 1, gib, 256, true, 0},
-        {"u8 256 bins, 8192x8192 random", false, 8192, 8192, 8192, 256, false, 0},
+        {"u8 256 bins, 1 GiB random", false, gib, 1, gib, 256, false, 0, 0},
+        {"u8 256 bins, 1 GiB all equal", false, gib, 1, gib, 256, true, 0, 0},
+        {"u8 256 bins, 8192x8192 random", false, 8192, 8192, 8192, 256, false, 0, 0},
     };
     const Case u32_cases[] = {
-        {"u32 1024 bins, 3984x4096 lab (pitch 4096, sat 255)", true, 3984, 4096, 4096, 1024, false, 255},
-        {"u32 1024 bins, 1e9 random", true, e9, 1, e9, 1024, false, 0},
-        {"u32 65536 bins, 1e9 random", true, e9, 1, e9, 65536, false, 0},
+        {"u32 1024 bins, 3984x4096 lab (pitch 4096, sat 255)", true, 3984, 4096, 4096, 1024, false, 255, 0},
+        {"u32 1024 bins, 1e9 random", true, e9, 1, e9, 1024, false, 0, 0},
+        {"u32 65536 bins, 1e9 random", true, e9, 1, e9, 65536, false, 0, 0},
+        // General bins (two samples a bin) past a block's shared memory: counted window by window.
+        {"u32 65536 bins of [0, 131072), 1e9 random", true, e9, 1, e9, 65536, false, 0, 131072},
+        // Direct bins past two windows: global atomics.
+        {"u32 1048576 bins, 1e9 random", true, e9, 1, e9, 1048576, false, 0, 0},
     };
     std::vector<Row> rows;
     for (const Case &c : u8_cases)
