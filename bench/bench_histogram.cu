@@ -226,6 +226,8 @@ int main(int argc, char **argv) {
     const Case u32_cases[] = {
         {"u32 1024 bins, 3984x4096 lab (pitch 4096, sat 255)", true, 3984, 4096, 4096, 1024, false, 255, 0},
         {"u32 1024 bins, 1e9 random", true, e9, 1, e9, 1024, false, 0, 0},
+        // General bins (two samples a bin) in a block's shared memory.
+        {"u32 1024 bins of [0, 2048), 1e9 random", true, e9, 1, e9, 1024, false, 0, 2048},
         {"u32 65536 bins, 1e9 random", true, e9, 1, e9, 65536, false, 0, 0},
         // General bins (two samples a bin) past a block's shared memory: counted window by window.
         {"u32 65536 bins of [0, 131072), 1e9 random", true, e9, 1, e9, 65536, false, 0, 131072},
