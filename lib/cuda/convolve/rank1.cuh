@@ -75,29 +75,36 @@ __device__ __forceinline__ void rank1_interior(F &f, const SourceRows &src, cons
     }
 }
 
-// The edge block of a strip (rows narrower than 20 entirely), every tap through the border rule.
+// Output (x, y) of an edge column, less f.init(), every tap through the border rule. Not inlined: the
+// kernels of a file share one copy, and the border rule's cases stay one call instead of copies of the
+// K x K unrolled taps in each of them.
+template <int K>
+__device__ __noinline__ int rank1_edge_sum(SourceRows src, Shape sh, Rank1Taps<K> taps, long long x, int y) {
+    constexpr int R = K / 2;
+    long long m[K];
+#pragma unroll
+    for (int b = 0; b < K; ++b) m[b] = border_index(x + b - R, sh.width, sh.border);
+    int n = 0;
+#pragma unroll
+    for (int a = 0; a < K; ++a) {
+        const long long r = border_index(src.row0 + y + a, src.rows, sh.border);
+        if (r < 0) continue;
+        const unsigned char *row = reinterpret_cast<const unsigned char *>(src.base) + size_t(r) * src.pitch;
+        int h = 0;
+#pragma unroll
+        for (int b = 0; b < K; ++b)
+            if (m[b] >= 0) h += int(__ldg(row + m[b])) * rank1_col(taps, b);
+        n += taps.r[a] * h;
+    }
+    return n;
+}
+
+// The edge block of a strip (rows narrower than 20 entirely).
 template <int K, class F>
 __device__ __forceinline__ void rank1_edges(F &f, const SourceRows &src, const Shape &sh, const Output &out,
                                             const Rank1Taps<K> &taps, int y0, int y_end, long long groups) {
-    constexpr int R = K / 2;
-    strip_edge_outputs(f, sh, out, y0, y_end, groups, [&](long long x, int y) {
-        int n = f.init();
-#pragma unroll
-        for (int a = 0; a < K; ++a) {
-            const long long r = border_index(src.row0 + y + a, src.rows, sh.border);
-            if (r < 0) continue;
-            const unsigned char *row =
-                reinterpret_cast<const unsigned char *>(src.base) + size_t(r) * src.pitch;
-            int h = 0;
-#pragma unroll
-            for (int b = 0; b < K; ++b) {
-                const long long m = border_index(x + b - R, sh.width, sh.border);
-                if (m >= 0) h += int(row[m]) * rank1_col(taps, b);
-            }
-            n += taps.r[a] * h;
-        }
-        return n;
-    });
+    strip_edge_outputs(f, sh, out, y0, y_end, groups,
+                       [&](long long x, int y) { return f.init() + rank1_edge_sum<K>(src, sh, taps, x, y); });
 }
 
 // How a written sum of the rank-1 kernel ends: a multiply-high (taps >= 0 divided by their sum, a divider
