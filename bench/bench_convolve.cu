@@ -82,9 +82,9 @@ gpk_convolve_params params(const gpk_filter *f, gpk_normalize norm, gpk_border b
     return p;
 }
 
-template <class T> std::vector<T> to_host(const T *d) {
-    std::vector<T> h(N);
-    CK(cudaMemcpy(h.data(), d, N * sizeof(T), cudaMemcpyDeviceToHost));
+template <class T> std::vector<T> to_host(const T *d, size_t n = N) {
+    std::vector<T> h(n);
+    CK(cudaMemcpy(h.data(), d, n * sizeof(T), cudaMemcpyDeviceToHost));
     return h;
 }
 
@@ -92,7 +92,7 @@ std::string compare_u8(const std::vector<uint8_t> &g, const std::vector<uint8_t>
                        const std::vector<uint8_t> &cpu) {
     int worst = 0;
     size_t off = 0;
-    for (size_t i = 0; i < N; ++i) {
+    for (size_t i = 0; i < g.size(); ++i) {
         int d = std::abs(int(g[i]) - int(peer[i]));
         worst = std::max(worst, d);
         off += d != 0;
@@ -105,7 +105,7 @@ std::string compare_u8(const std::vector<uint8_t> &g, const std::vector<uint8_t>
 
 double rel_l2(const std::vector<float> &a, const std::vector<float> &b) {
     double e = 0, r = 0;
-    for (size_t i = 0; i < N; ++i) e += double(a[i] - b[i]) * (a[i] - b[i]), r += double(b[i]) * b[i];
+    for (size_t i = 0; i < a.size(); ++i) e += double(a[i] - b[i]) * (a[i] - b[i]), r += double(b[i]) * b[i];
     return std::sqrt(e / std::max(r, 1e-300));
 }
 
@@ -122,6 +122,7 @@ struct Images {
     std::vector<uint8_t *> u8_in;
     uint8_t *u8_out, *u8_peer;
     float *f_in, *f_out, *f_peer, *f_mid;
+    uint8_t *c3_in = nullptr, *c3_out = nullptr, *c3_peer = nullptr; // 3 channels (`direct`, `general`)
 };
 
 // A u8 K x K filter of integer taps beside NPP FilterBorder (its kernel reversed: NPP convolves), clamp;
@@ -331,43 +332,210 @@ Row separable_f32(int radius, Images &im, gpk_context *gpu, gpk_context *cpu, cu
             api};
 }
 
-// lp3 with min/max normalisation (two passes: fold, then write) against gpk's own plain u8 3x3 lp3.
-Row laplacian_minmax(Images &im, gpk_context *gpu, gpk_context *cpu, cudaStream_t s,
-                     const bench::Ceilings &ceil) {
+// The row of a case that moves `bytes` a pixel (its input read, its output written).
+Row make_row(const std::string &name, float ms, double bytes, const std::string &peer_name, float peer_ms,
+             const std::string &agree, double api, const bench::Ceilings &ceil) {
+    return {name,      ms,      N / ms / 1e6, "GPix/s", bytes * N / ms / 1e6 / ceil.copy_gbs,
+            peer_name, peer_ms, agree,        api};
+}
+
+// A named filter with min/max normalisation (two passes: fold, then write) against gpk's own plain filter,
+// u8 (rotated inputs) or f32 images, u8 or f32 out as in: lp3 on u8 takes the pair kernel's single launch,
+// lp5, log9 and the f32 images the direct tile kernels.
+Row minmax_named(gpk_dtype t, const char *name, Images &im, gpk_context *gpu, gpk_context *cpu,
+                 cudaStream_t s, const bench::Ceilings &ceil) {
     gpk_filter *f;
-    GK(nullptr, gpk_filter_create_named(&f, "lp3"));
+    GK(nullptr, gpk_filter_create_named(&f, name));
     gpk_convolve_params plain = params(f, GPK_NORMALIZE_NONE, GPK_BORDER_ZERO);
     gpk_convolve_params mm = params(f, GPK_NORMALIZE_MINMAX, GPK_BORDER_ZERO);
-    gpk_image d8 = image(GPK_U8);
+    gpk_image d = image(t);
+    const bool u8 = t == GPK_U8;
+    int copies = u8 ? int(im.u8_in.size()) : 1;
+    auto in = [&](int i) -> const void * { return u8 ? (const void *)im.u8_in[i % copies] : im.f_in; };
+    void *out = u8 ? (void *)im.u8_out : im.f_out, *peer = u8 ? (void *)im.u8_peer : im.f_peer;
+    float ms = bench::median_ms(s, [&](int i) { GK(gpu, gpk_convolve(gpu, &mm, &d, in(i), &d, out)); });
+    float base = bench::median_ms(s, [&](int i) { GK(gpu, gpk_convolve(gpu, &plain, &d, in(i), &d, peer)); });
+    double api = api_ms([&](int i) { return gpk_convolve(g_sync, &mm, &d, in(i), &d, out); });
+    GK(gpu, gpk_convolve(gpu, &mm, &d, in(0), &d, out));
+    CK(cudaStreamSynchronize(s));
+    std::string agree;
+    if (u8) {
+        std::vector<uint8_t> host_in = to_host(im.u8_in[0]), on_cpu(N);
+        GK(cpu, gpk_convolve(cpu, &mm, &d, host_in.data(), &d, on_cpu.data()));
+        agree = to_host(im.u8_out) == on_cpu ? "CPU exact" : "CPU DIFFERS";
+    } else {
+        std::vector<float> host_in = to_host(im.f_in), on_cpu(N);
+        GK(cpu, gpk_convolve(cpu, &mm, &d, host_in.data(), &d, on_cpu.data()));
+        char buf[64];
+        const double e = rel_l2(to_host(im.f_out), on_cpu);
+        std::snprintf(buf, sizeof buf, "CPU relL2 %.1e%s", e, e <= 1e-5 ? "" : " DIFFERS");
+        agree = buf;
+    }
+    gpk_filter_destroy(f);
+    const std::string ty = u8 ? "u8" : "f32";
+    const double bytes = 2.0 * double(gpk_dtype_size(t));
+    return make_row(ty + " " + name + " + min/max, zero, 8192x8192 (peer: gpk plain " + name + ")", ms, bytes,
+                    "gpk " + ty + " " + name + ", no normalisation", base, agree, api, ceil);
+}
+
+// A u8 K x K filter of integer taps on 3-channel (interleaved RGB) images beside NPP FilterBorder 8u C3R,
+// clamp, normalised by the sum of the taps: the direct tile kernels (one channel takes the strip kernels).
+Row filter_u8_c3(const std::string &name, int k, const std::vector<double> &taps, Images &im,
+                 gpk_context *gpu, gpk_context *cpu, cudaStream_t s, const NppStreamContext &npp,
+                 const bench::Ceilings &ceil) {
+    gpk_filter *f;
+    GK(nullptr, gpk_filter_create_2d(&f, k, k, taps.data()));
+    gpk_convolve_params p = params(f, GPK_NORMALIZE_SUM, GPK_BORDER_CLAMP);
+    gpk_image d;
+    gpk_image_init(&d, GPK_U8, W, H, 3);
+    float ms = bench::median_ms(s, [&](int) { GK(gpu, gpk_convolve(gpu, &p, &d, im.c3_in, &d, im.c3_out)); });
+    double api = api_ms([&](int) { return gpk_convolve(g_sync, &p, &d, im.c3_in, &d, im.c3_out); });
+    std::vector<Npp32s> ki(taps.size());
+    int divisor = 0;
+    for (size_t i = 0; i < taps.size(); ++i) {
+        ki[taps.size() - 1 - i] = Npp32s(taps[i]);
+        divisor += int(taps[i]);
+    }
+    Npp32s *dk;
+    CK(cudaMalloc(&dk, ki.size() * 4));
+    CK(cudaMemcpy(dk, ki.data(), ki.size() * 4, cudaMemcpyHostToDevice));
+    auto run_npp = [&](int) {
+        npp_ok(nppiFilterBorder_8u_C3R_Ctx(im.c3_in, 3 * W, {W, H}, {0, 0}, im.c3_peer, 3 * W, {W, H}, dk,
+                                           {k, k}, {k / 2, k / 2}, divisor, NPP_BORDER_REPLICATE, npp),
+               "nppiFilterBorder_8u_C3R");
+    };
+    float peer = bench::median_ms(s, run_npp);
+    GK(gpu, gpk_convolve(gpu, &p, &d, im.c3_in, &d, im.c3_out));
+    run_npp(0);
+    CK(cudaStreamSynchronize(s));
+    std::vector<uint8_t> in = to_host(im.c3_in, 3 * N), on_cpu(3 * N);
+    GK(cpu, gpk_convolve(cpu, &p, &d, in.data(), &d, on_cpu.data()));
+    std::string agree = compare_u8(to_host(im.c3_out, 3 * N), to_host(im.c3_peer, 3 * N), on_cpu);
+    CK(cudaFree(dk));
+    gpk_filter_destroy(f);
+    return make_row(name, ms, 6.0, "NPP FilterBorder 8u C3R", peer, agree, api, ceil);
+}
+
+// A u8 K x K filter of integer taps written as f32 (exact integer sums, the direct tile kernels) beside NPP
+// Convert 8u32f then FilterBorder 32f (its kernel reversed, divided by the sum where normalised), clamp.
+Row filter_u8_to_f32(const std::string &name, int k, const std::vector<double> &taps, gpk_normalize norm,
+                     Images &im, gpk_context *gpu, gpk_context *cpu, cudaStream_t s,
+                     const NppStreamContext &npp, const bench::Ceilings &ceil) {
+    gpk_filter *f;
+    GK(nullptr, gpk_filter_create_2d(&f, k, k, taps.data()));
+    gpk_convolve_params p = params(f, norm, GPK_BORDER_CLAMP);
+    gpk_image d8 = image(GPK_U8), df = image(GPK_F32);
     int copies = int(im.u8_in.size());
     float ms = bench::median_ms(
-        s, [&](int i) { GK(gpu, gpk_convolve(gpu, &mm, &d8, im.u8_in[i % copies], &d8, im.u8_out)); });
-    float base = bench::median_ms(
-        s, [&](int i) { GK(gpu, gpk_convolve(gpu, &plain, &d8, im.u8_in[i % copies], &d8, im.u8_peer)); });
+        s, [&](int i) { GK(gpu, gpk_convolve(gpu, &p, &d8, im.u8_in[i % copies], &df, im.f_out)); });
     double api =
-        api_ms([&](int i) { return gpk_convolve(g_sync, &mm, &d8, im.u8_in[i % copies], &d8, im.u8_out); });
-    GK(gpu, gpk_convolve(gpu, &mm, &d8, im.u8_in[0], &d8, im.u8_out));
+        api_ms([&](int i) { return gpk_convolve(g_sync, &p, &d8, im.u8_in[i % copies], &df, im.f_out); });
+    double sum = 0;
+    for (double t : taps) sum += t;
+    const double scale = norm == GPK_NORMALIZE_SUM && sum != 0 ? 1.0 / sum : 1.0;
+    std::vector<Npp32f> kf(taps.size());
+    for (size_t i = 0; i < taps.size(); ++i) kf[taps.size() - 1 - i] = Npp32f(taps[i] * scale);
+    Npp32f *dk;
+    CK(cudaMalloc(&dk, kf.size() * 4));
+    CK(cudaMemcpy(dk, kf.data(), kf.size() * 4, cudaMemcpyHostToDevice));
+    auto run_npp = [&](int i) {
+        npp_ok(nppiConvert_8u32f_C1R_Ctx(im.u8_in[i % copies], W, im.f_mid, 4 * W, {W, H}, npp),
+               "nppiConvert_8u32f_C1R");
+        npp_ok(nppiFilterBorder_32f_C1R_Ctx(im.f_mid, 4 * W, {W, H}, {0, 0}, im.f_peer, 4 * W, {W, H}, dk,
+                                            {k, k}, {k / 2, k / 2}, NPP_BORDER_REPLICATE, npp),
+               "nppiFilterBorder_32f_C1R");
+    };
+    float peer = bench::median_ms(s, run_npp);
+    GK(gpu, gpk_convolve(gpu, &p, &d8, im.u8_in[0], &df, im.f_out));
+    run_npp(0);
     CK(cudaStreamSynchronize(s));
-    std::vector<uint8_t> in = to_host(im.u8_in[0]), on_cpu(N);
-    GK(cpu, gpk_convolve(cpu, &mm, &d8, in.data(), &d8, on_cpu.data()));
-    std::string agree = to_host(im.u8_out) == on_cpu ? "CPU exact" : "CPU DIFFERS";
+    std::vector<uint8_t> in = to_host(im.u8_in[0]);
+    std::vector<float> on_cpu(N);
+    GK(cpu, gpk_convolve(cpu, &p, &d8, in.data(), &df, on_cpu.data()));
+    std::string agree = compare_f32(to_host(im.f_out), to_host(im.f_peer), on_cpu);
+    CK(cudaFree(dk));
     gpk_filter_destroy(f);
-    return {"u8 lp3 + min/max, zero, 8192x8192 (peer: gpk plain lp3)",
-            ms,
-            N / ms / 1e6,
-            "GPix/s",
-            2.0 * N / ms / 1e6 / ceil.copy_gbs,
-            "gpk u8 lp3, no normalisation",
-            base,
-            agree,
-            api};
+    return make_row(name, ms, 5.0, "NPP Convert 8u32f + FilterBorder 32f", peer, agree, api, ceil);
+}
+
+// A K_h x K_w filter of real taps (the general 2D kernel's: f32 sums) on a u8 or f32 image, no
+// normalisation, clamp, beside NPP FilterBorder32f 8u or FilterBorder 32f (its kernel reversed).
+Row filter_real(const std::string &name, gpk_dtype t, int kh, int kw, const std::vector<double> &taps,
+                Images &im, gpk_context *gpu, gpk_context *cpu, cudaStream_t s, const NppStreamContext &npp,
+                const bench::Ceilings &ceil) {
+    gpk_filter *f;
+    GK(nullptr, gpk_filter_create_2d(&f, kh, kw, taps.data()));
+    gpk_convolve_params p = params(f, GPK_NORMALIZE_NONE, GPK_BORDER_CLAMP);
+    gpk_image d = image(t);
+    const bool u8 = t == GPK_U8;
+    int copies = u8 ? int(im.u8_in.size()) : 1;
+    auto in = [&](int i) -> const void * { return u8 ? (const void *)im.u8_in[i % copies] : im.f_in; };
+    void *out = u8 ? (void *)im.u8_out : im.f_out;
+    float ms = bench::median_ms(s, [&](int i) { GK(gpu, gpk_convolve(gpu, &p, &d, in(i), &d, out)); });
+    double api = api_ms([&](int i) { return gpk_convolve(g_sync, &p, &d, in(i), &d, out); });
+    std::vector<Npp32f> kf(taps.size());
+    for (size_t i = 0; i < taps.size(); ++i) kf[taps.size() - 1 - i] = Npp32f(taps[i]);
+    Npp32f *dk;
+    CK(cudaMalloc(&dk, kf.size() * 4));
+    CK(cudaMemcpy(dk, kf.data(), kf.size() * 4, cudaMemcpyHostToDevice));
+    auto run_npp = [&](int i) {
+        if (u8)
+            npp_ok(nppiFilterBorder32f_8u_C1R_Ctx(im.u8_in[i % copies], W, {W, H}, {0, 0}, im.u8_peer, W,
+                                                  {W, H}, dk, {kw, kh}, {kw / 2, kh / 2},
+                                                  NPP_BORDER_REPLICATE, npp),
+                   "nppiFilterBorder32f_8u_C1R");
+        else
+            npp_ok(nppiFilterBorder_32f_C1R_Ctx(im.f_in, 4 * W, {W, H}, {0, 0}, im.f_peer, 4 * W, {W, H}, dk,
+                                                {kw, kh}, {kw / 2, kh / 2}, NPP_BORDER_REPLICATE, npp),
+                   "nppiFilterBorder_32f_C1R");
+    };
+    float peer = bench::median_ms(s, run_npp);
+    GK(gpu, gpk_convolve(gpu, &p, &d, in(0), &d, out));
+    run_npp(0);
+    CK(cudaStreamSynchronize(s));
+    std::string agree;
+    if (u8) {
+        // Float sums: integer outputs within 1 of the CPU backend's (SPEC).
+        std::vector<uint8_t> host_in = to_host(im.u8_in[0]), on_cpu(N), got = to_host(im.u8_out);
+        GK(cpu, gpk_convolve(cpu, &p, &d, host_in.data(), &d, on_cpu.data()));
+        int to_cpu = 0;
+        for (size_t i = 0; i < N; ++i) to_cpu = std::max(to_cpu, std::abs(int(got[i]) - int(on_cpu[i])));
+        agree = compare_u8(got, to_host(im.u8_peer), got);
+        agree = agree.substr(0, agree.find(", CPU")) + ", CPU max|d| " + std::to_string(to_cpu) +
+                (to_cpu <= 1 ? "" : " DIFFERS");
+    } else {
+        std::vector<float> host_in = to_host(im.f_in), on_cpu(N);
+        GK(cpu, gpk_convolve(cpu, &p, &d, host_in.data(), &d, on_cpu.data()));
+        agree = compare_f32(to_host(im.f_out), to_host(im.f_peer), on_cpu);
+    }
+    CK(cudaFree(dk));
+    gpk_filter_destroy(f);
+    return make_row(name, ms, 2.0 * double(gpk_dtype_size(t)),
+                    u8 ? "NPP FilterBorder32f 8u" : "NPP FilterBorder 32f", peer, agree, api, ceil);
+}
+
+// Device images of 3 channels for the `direct` and `general` groups.
+void alloc_c3(Images &im, cudaStream_t s) {
+    const size_t c3 = 3 * N;
+    CK(cudaMalloc(&im.c3_in, c3));
+    CK(cudaMalloc(&im.c3_out, c3));
+    CK(cudaMalloc(&im.c3_peer, c3));
+    fill_u8<<<1024, 256, 0, s>>>(im.c3_in, c3, 7);
+    CK(cudaGetLastError());
+}
+
+void free_c3(Images &im) {
+    CK(cudaFree(im.c3_in));
+    CK(cudaFree(im.c3_out));
+    CK(cudaFree(im.c3_peer));
+    im.c3_in = im.c3_out = im.c3_peer = nullptr;
 }
 
 } // namespace
 
 // Arguments, if any, name the groups to run (bench::wanted): u8, small3, rank1, f32 (with f32forms),
-// f32forms, separable, minmax (default: all); or `sepprofile` alone: one call of each fused separable kernel
-// (for ncu).
+// f32forms, separable, minmax, direct, general (default: all); or `sepprofile` alone: one call of each fused
+// separable kernel (for ncu).
 int main(int argc, char **argv) {
     bench::print_device();
     cudaStream_t s;
@@ -437,7 +605,52 @@ int main(int argc, char **argv) {
         for (int k : {3, 9}) f32_forms(k, im, gpu, s, ceil);
     if (bench::wanted(argc, argv, "separable"))
         for (int r : {8, 32}) rows.push_back(separable_f32(r, im, gpu, cpu, s, npp, ceil));
-    if (bench::wanted(argc, argv, "minmax")) rows.push_back(laplacian_minmax(im, gpu, cpu, s, ceil));
+    if (bench::wanted(argc, argv, "minmax"))
+        rows.push_back(minmax_named(GPK_U8, "lp3", im, gpu, cpu, s, ceil));
+    if (bench::wanted(argc, argv, "direct")) {
+        // The cases the direct tile kernels (lib/cuda/convolve/direct.cu) serve, where the one-channel
+        // kernels do not apply: 3 channels, min/max normalisation beyond 3 x 3 on u8 and on f32, u8 in and
+        // f32 out.
+        alloc_c3(im, s);
+        const std::vector<double> s121 = {1, 2, 1, 2, 4, 2, 1, 2, 1},
+                                  smooth5 = {1, 1, 1, 1, 1, 1, 2, 2, 2, 1, 1, 2, 3,
+                                             2, 1, 1, 2, 2, 2, 1, 1, 1, 1, 1, 1},
+                                  sobel = {-1, 0, 1, -2, 0, 2, -1, 0, 1};
+        rows.push_back(filter_u8_c3("u8 3x3 1 2 1 smoothing, 3 channels, sum, clamp, 8192x8192", 3, s121, im,
+                                    gpu, cpu, s, npp, ceil));
+        rows.push_back(filter_u8_c3("u8 smooth5, 3 channels, sum, clamp, 8192x8192", 5, smooth5, im, gpu, cpu,
+                                    s, npp, ceil));
+        rows.push_back(minmax_named(GPK_U8, "lp5", im, gpu, cpu, s, ceil));
+        rows.push_back(minmax_named(GPK_U8, "log9", im, gpu, cpu, s, ceil));
+        rows.push_back(minmax_named(GPK_F32, "lp3", im, gpu, cpu, s, ceil));
+        rows.push_back(minmax_named(GPK_F32, "lp5", im, gpu, cpu, s, ceil));
+        rows.push_back(filter_u8_to_f32("u8 -> f32 Sobel x, none, clamp, 8192x8192", 3, sobel,
+                                        GPK_NORMALIZE_NONE, im, gpu, cpu, s, npp, ceil));
+        rows.push_back(filter_u8_to_f32("u8 -> f32 smooth5, sum, clamp, 8192x8192", 5, smooth5,
+                                        GPK_NORMALIZE_SUM, im, gpu, cpu, s, npp, ceil));
+        free_c3(im);
+    }
+    if (bench::wanted(argc, argv, "general")) {
+        // The cases the general 2D kernel (lib/cuda/convolve/general.cu) serves: sizes without a built
+        // kernel on 3 channels, real taps on u8, filters that are not square.
+        alloc_c3(im, s);
+        rows.push_back(filter_u8_c3("u8 7x7 box, 3 channels, sum, clamp, 8192x8192", 7,
+                                    std::vector<double>(49, 1.0), im, gpu, cpu, s, npp, ceil));
+        free_c3(im);
+        std::vector<double> g5(5), gauss5, d5x3;
+        for (int i = 0; i < 5; ++i) g5[size_t(i)] = std::exp(-0.5 * (i - 2) * (i - 2));
+        double gs = 0;
+        for (double v : g5) gs += v;
+        for (double &v : g5) v /= gs;
+        for (double a : g5)
+            for (double b : g5) gauss5.push_back(a * b);
+        for (double a : g5)
+            for (double b : {-0.5, 0.0, 0.5}) d5x3.push_back(a * b);
+        rows.push_back(filter_real("u8 5x5 Gaussian (real taps, sigma 1), none, clamp, 8192x8192", GPK_U8, 5,
+                                   5, gauss5, im, gpu, cpu, s, npp, ceil));
+        rows.push_back(filter_real("f32 5x3 smoothed x derivative (5 rows), none, clamp, 8192x8192", GPK_F32,
+                                   5, 3, d5x3, im, gpu, cpu, s, npp, ceil));
+    }
     bench::print_table(rows);
     gpk_context_destroy(g_sync);
     gpk_context_destroy(gpu);
