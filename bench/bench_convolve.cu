@@ -604,7 +604,7 @@ int main(int argc, char **argv) {
     if (bench::wanted(argc, argv, "f32") || bench::wanted(argc, argv, "f32forms"))
         for (int k : {3, 9}) f32_forms(k, im, gpu, s, ceil);
     if (bench::wanted(argc, argv, "separable"))
-        for (int r : {8, 32}) rows.push_back(separable_f32(r, im, gpu, cpu, s, npp, ceil));
+        for (int r : {6, 8, 32}) rows.push_back(separable_f32(r, im, gpu, cpu, s, npp, ceil));
     if (bench::wanted(argc, argv, "minmax"))
         rows.push_back(minmax_named(GPK_U8, "lp3", im, gpu, cpu, s, ceil));
     if (bench::wanted(argc, argv, "direct")) {
