@@ -57,7 +57,8 @@ __device__ __forceinline__ void fused_stage(float *in, int batch, long long firs
     __pipeline_commit();
 }
 
-// Dynamic shared memory: FusedShape<K>::kSmem. Grid: (strips, runs of rows_per_block output rows).
+// Dynamic shared memory: FusedShape<K>::kSmem. Grid: (strips, runs of rows_per_block output rows). Its
+// outputs are written, never folded (launch_fused_separable leaves the fold pass to the two passes).
 template <int K>
 __global__ void __launch_bounds__(kFusedThreads, 2)
     separable_fused_kernel(SourceRows src, Shape sh, Output out, Taps<float, kMaxTaps1D> row_taps,
@@ -127,7 +128,7 @@ __global__ void __launch_bounds__(kFusedThreads, 2)
             o.base = out.base + size_t(y0) * out.pitch;
             Shape bounded = sh;
             bounded.out_rows = rows; // rows past this block's run belong to the next one
-            finish_column<float, 4>(acc, first, e, e < row_elems, bounded, o);
+            finish_column<float, 4, false>(acc, first, e, e < row_elems, bounded, o);
         }
         __syncthreads(); // the ring rows read by this column pass may be overwritten next
     }

@@ -406,11 +406,12 @@ template <class Acc> __device__ void fold_minmax(bool any, Acc mn, Acc mx, int c
 }
 
 // Writes (or folds) PY vertically consecutive sums of element e, rows y_first.., channel e % channels.
-template <class Acc, int PY>
+// Folds false: a kernel whose launches never fold (o.reduce false), without the fold's code.
+template <class Acc, int PY, bool Folds = true>
 __device__ __forceinline__ void finish_column(const Acc (&acc)[PY], int y_first, long long e, bool col_ok,
                                               const Shape &sh, const Output &o) {
     int c = sh.channels == 1 ? 0 : int(e % sh.channels);
-    if (o.reduce) {
+    if (Folds && o.reduce) {
         bool any = false;
         Acc mn = acc[0], mx = acc[0];
 #pragma unroll
