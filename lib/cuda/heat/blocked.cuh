@@ -123,6 +123,16 @@ __device__ __forceinline__ BlockRows block_rows(const Views &g, PassShape shape,
     return BlockRows{L0, (int)(L1 - L0 + 1), (int)(1 - L0), (int)(N - 1), (int)(R0 - L0), (int)(R1 - R0)};
 }
 
+// The most shared memory a block may have on the architecture being compiled, where it is less than some
+// pass kernel's (sm_75: 64 KiB); 0 elsewhere (the host pass, and every other architecture).
+constexpr size_t arch_block_smem_cap() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 750
+    return 64 * 1024;
+#else
+    return 0;
+#endif
+}
+
 // A pass over one block's strip: `levels` (<= T) iterations from the newest grid to the other grid, or to
 // tfinal (`to_final`) when the pass ends the run. In recompute mode the pass runs only when the run
 // converged inside a pass of this batch, from that pass's source to redo_levels, and keeps no maxima
@@ -139,6 +149,12 @@ __global__ void __launch_bounds__(Threads, MinBlocks)
                 bool to_final, bool recompute, double *partials, DeviceState *finish) {
     static_assert(!(Check && Partial), "a shorter checking pass takes general steps");
     using Shared = PassShared<T, Threads>;
+    // A block that does not fit the architecture's shared memory is never launched there: resident_blocks
+    // finds 0 blocks for it and choose_pass_kernel passes it by. Its body is not compiled for it.
+    if constexpr (arch_block_smem_cap() != 0 && sizeof(Shared) > arch_block_smem_cap()) {
+        __trap();
+        return;
+    }
     extern __shared__ __align__(16) unsigned char shared_raw[];
     Shared &sm = *reinterpret_cast<Shared *>(shared_raw);
     int source, dst;
