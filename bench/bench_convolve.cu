@@ -267,13 +267,17 @@ void f32_forms(int k, Images &im, gpk_context *gpu, cudaStream_t s, const bench:
     gpk_filter_destroy(f);
 }
 
-Row separable_f32(int radius, Images &im, gpk_context *gpu, gpk_context *cpu, cudaStream_t s,
-                  const NppStreamContext &npp, const bench::Ceilings &ceil) {
+// A K-tap box along x and y: taps 1 / K written as they are, or taps 1 divided by their sum (the fused
+// kernels' finish for every row; NPP's taps are 1 / K either way).
+Row separable_f32(int radius, gpk_normalize norm, Images &im, gpk_context *gpu, gpk_context *cpu,
+                  cudaStream_t s, const NppStreamContext &npp, const bench::Ceilings &ceil) {
     int k = 2 * radius + 1;
-    std::vector<double> taps(k, 1.0 / k);
+    const bool sum = norm == GPK_NORMALIZE_SUM;
+    const char *form = sum ? ", sum" : "";
+    std::vector<double> taps(k, sum ? 1.0 : 1.0 / k);
     gpk_filter *f;
     GK(nullptr, gpk_filter_create_separable(&f, k, taps.data(), k, taps.data()));
-    gpk_convolve_params p = params(f, GPK_NORMALIZE_NONE, GPK_BORDER_CLAMP);
+    gpk_convolve_params p = params(f, norm, GPK_BORDER_CLAMP);
     gpk_image df = image(GPK_F32);
     float ms = bench::median_ms(s, [&](int) { GK(gpu, gpk_convolve(gpu, &p, &df, im.f_in, &df, im.f_out)); });
     double api = api_ms([&](int) { return gpk_convolve(g_sync, &p, &df, im.f_in, &df, im.f_out); });
@@ -283,7 +287,8 @@ Row separable_f32(int radius, Images &im, gpk_context *gpu, gpk_context *cpu, cu
         two_pass =
             bench::median_ms(s, [&](int) { GK(gpu, gpk_convolve(gpu, &p, &df, im.f_in, &df, im.f_out)); });
     }
-    std::printf("f32 separable radius %d: fused kernel %.3f ms, two passes %.3f ms\n", radius, ms, two_pass);
+    std::printf("f32 separable radius %d%s: fused kernel %.3f ms, two passes %.3f ms\n", radius, form, ms,
+                two_pass);
     // Each fused kernel, its result checked against the default's bit for bit.
     GK(gpu, gpk_convolve(gpu, &p, &df, im.f_in, &df, im.f_out));
     CK(cudaStreamSynchronize(s));
@@ -297,7 +302,7 @@ Row separable_f32(int radius, Images &im, gpk_context *gpu, gpk_context *cpu, cu
         const bool same = to_host(im.f_out) == default_out;
         kernel_hook.set(nullptr);
         fused_hook.set(nullptr);
-        std::printf("f32 separable radius %d: kernel %-8s %.3f ms (%.0f GB/s)%s\n", radius,
+        std::printf("f32 separable radius %d%s: kernel %-8s %.3f ms (%.0f GB/s)%s\n", radius, form,
                     fused_name(kernel), t, 8.0 * N / t / 1e6,
                     same ? "" : " RESULT DIFFERS from the default kernel");
     }
@@ -320,7 +325,7 @@ Row separable_f32(int radius, Images &im, gpk_context *gpu, gpk_context *cpu, cu
     std::string agree = compare_f32(to_host(im.f_out), to_host(im.f_peer), on_cpu);
     CK(cudaFree(dk));
     gpk_filter_destroy(f);
-    std::string name = "f32 separable radius " + std::to_string(radius) + ", clamp, 8192x8192";
+    std::string name = "f32 separable radius " + std::to_string(radius) + form + ", clamp, 8192x8192";
     return {name,
             ms,
             N / ms / 1e6,
@@ -603,8 +608,11 @@ int main(int argc, char **argv) {
         for (int k : {3, 9}) rows.push_back(box_f32(k, im, gpu, cpu, s, npp, ceil));
     if (bench::wanted(argc, argv, "f32") || bench::wanted(argc, argv, "f32forms"))
         for (int k : {3, 9}) f32_forms(k, im, gpu, s, ceil);
-    if (bench::wanted(argc, argv, "separable"))
-        for (int r : {6, 8, 32}) rows.push_back(separable_f32(r, im, gpu, cpu, s, npp, ceil));
+    if (bench::wanted(argc, argv, "separable")) {
+        for (int r : {6, 8, 32})
+            rows.push_back(separable_f32(r, GPK_NORMALIZE_NONE, im, gpu, cpu, s, npp, ceil));
+        for (int r : {8, 32}) rows.push_back(separable_f32(r, GPK_NORMALIZE_SUM, im, gpu, cpu, s, npp, ceil));
+    }
     if (bench::wanted(argc, argv, "minmax"))
         rows.push_back(minmax_named(GPK_U8, "lp3", im, gpu, cpu, s, ceil));
     if (bench::wanted(argc, argv, "direct")) {
