@@ -733,8 +733,10 @@ void test_fused_fit_boundary(gpu::Contexts &ctxs) {
                 "%s, kernel %s: a fused kernel runs from a shared-memory limit of %zu bytes a block\n",
                 filter, kernel_name(kernel).c_str(), hi);
             CHECK_MSG(hi > 1024, what + ": boundary " + std::to_string(hi));
+            // The 65-tap ring block takes the whole default 48 KiB a block, the edge where the launcher must
+            // count the kernel's static shared memory and raise its dynamic limit beyond that.
             if (std::string(filter) == "realsep:65:65" && *kernel)
-                CHECK_MSG(hi > 48 * 1024, what + ": boundary " + std::to_string(hi) + " not above 48 KiB");
+                CHECK_MSG(hi >= 48 * 1024, what + ": boundary " + std::to_string(hi) + " below 48 KiB");
             CHECK_STATUS(ctxs.cuda, call("require", hi - 1, nullptr), GPK_ERR_UNSUPPORTED);
             for (size_t limit : {hi - 1, hi}) {
                 CHECK_OK(ctxs.cuda, call(nullptr, limit, &got));
