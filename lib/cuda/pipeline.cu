@@ -1,7 +1,11 @@
 #include "cuda/pipeline.cuh"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 namespace gpk::cuda {
 namespace {
@@ -31,10 +35,53 @@ void copy_rows_async(char *dst, size_t dst_pitch, const char *src, size_t src_pi
     }
 }
 
+// Copies a thread's part with x86's non-temporal stores: an ordinary store first reads each line it
+// overwrites (one more pass over memory) and evicts lines the other copy threads still need. Worth it where
+// the destination is the caller's, far larger than the caches and not read soon; a staging buffer that the
+// DMA engine reads next is better left in the cache. parts_done() makes the stores visible before the parts
+// count as done.
+void copy_streaming(char *dst, const char *src, size_t n) {
+#if defined(__SSE2__)
+    const size_t head = (16 - (reinterpret_cast<uintptr_t>(dst) & 15)) & 15;
+    if (n < head + 256) {
+        std::memcpy(dst, src, n);
+        return;
+    }
+    std::memcpy(dst, src, head);
+    dst += head;
+    src += head;
+    n -= head;
+    const size_t body = n & ~size_t(63);
+    for (size_t i = 0; i < body; i += 64) {
+        const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i *>(src + i));
+        const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i *>(src + i + 16));
+        const __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i *>(src + i + 32));
+        const __m128i d = _mm_loadu_si128(reinterpret_cast<const __m128i *>(src + i + 48));
+        _mm_stream_si128(reinterpret_cast<__m128i *>(dst + i), a);
+        _mm_stream_si128(reinterpret_cast<__m128i *>(dst + i + 16), b);
+        _mm_stream_si128(reinterpret_cast<__m128i *>(dst + i + 32), c);
+        _mm_stream_si128(reinterpret_cast<__m128i *>(dst + i + 48), d);
+    }
+    std::memcpy(dst + body, src + body, n - body);
+#else
+    std::memcpy(dst, src, n);
+#endif
+}
+
+void copy_cached(char *dst, const char *src, size_t n) {
+    std::memcpy(dst, src, n);
+}
+
+void parts_done() {
+#if defined(__SSE2__)
+    _mm_sfence();
+#endif
+}
+
 } // namespace
 
 void copy_rows(ThreadPool &threads, char *dst, size_t dst_pitch, const char *src, size_t src_pitch,
-               size_t len, size_t rows, unsigned max_parts) {
+               size_t len, size_t rows, unsigned max_parts, Stores stores) {
     size_t total = len * rows;
     bool contiguous = rows == 1 || (dst_pitch == len && src_pitch == len);
     const unsigned parts = std::min(threads.size(), max_parts);
@@ -53,10 +100,12 @@ void copy_rows(ThreadPool &threads, char *dst, size_t dst_pitch, const char *src
     threads.run(
         [&](unsigned part, unsigned count) {
             const size_t b = n * part / count, e = n * (part + 1) / count;
+            const auto copy = stores == Stores::streaming ? copy_streaming : copy_cached;
             if (contiguous)
-                std::memcpy(dst + b, src + b, e - b);
+                copy(dst + b, src + b, e - b);
             else
-                for (size_t r = b; r < e; ++r) std::memcpy(dst + r * dst_pitch, src + r * src_pitch, len);
+                for (size_t r = b; r < e; ++r) copy(dst + r * dst_pitch, src + r * src_pitch, len);
+            if (stores == Stores::streaming) parts_done();
         },
         unsigned(std::min<size_t>(parts, std::max<size_t>(1, n / grain))));
 }
@@ -132,7 +181,7 @@ void Pipeline::deliver(Lane &lane) {
     lane.downloaded.wait_host();
     claim(host_pages::Access::write, p.dst, (p.rows - 1) * p.pitch + p.row_bytes);
     copy_rows(ctx_.threads(), p.dst, p.pitch, lane.stage_out.get(), p.row_bytes, p.row_bytes, p.rows,
-              copy_parts());
+              copy_parts(), Stores::streaming);
 }
 
 void Pipeline::finish() {

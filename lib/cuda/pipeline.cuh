@@ -66,9 +66,13 @@ private:
     bool finished_ = false;
 };
 
+// How a copy's stores meet the caches: `cached` where the DMA engine reads the bytes next (it takes lines
+// still in the cache from there), `streaming` into caller memory that nothing reads soon.
+enum class Stores { cached, streaming };
+
 // Copies `rows` rows of `len` bytes between host buffers with the context's CPU threads (at most
 // `max_parts` of them).
 void copy_rows(ThreadPool &threads, char *dst, size_t dst_pitch, const char *src, size_t src_pitch,
-               size_t len, size_t rows, unsigned max_parts = ~0u);
+               size_t len, size_t rows, unsigned max_parts = ~0u, Stores stores = Stores::cached);
 
 } // namespace gpk::cuda
