@@ -783,6 +783,17 @@ void test_misaligned(gpu::Contexts &ctxs) {
         }
         gpk_filter_destroy(f);
     }
+    // u8 images of a few MiB at odd addresses, in every kind of memory: the staging copies of pageable
+    // images split among the copy threads, their parts starting and ending off 16-byte boundaries (input
+    // rows contiguous at width 1530, pitched at 1531; output rows always pitched).
+    for (size_t width : {1530, 1531}) {
+        ConvCase big{
+            GPK_U8, GPK_U8, 0, 1203, 1, "smooth5", GPK_BORDER_CLAMP, GPK_NORMALIZE_SUM, GPK_ACCUMULATE_AUTO};
+        big.width = width;
+        big.in_offset = 3;
+        big.out_offset = 7;
+        run_case(ctxs, big, 31 + width);
+    }
 }
 
 // Images larger than the (faked) device: bands of rows with their halos, two passes for min/max, halos
