@@ -153,10 +153,10 @@ private:
     // The buffers each side's rows go through for the exchange's run() (NULL on peer sides).
     void side_buffers(double *send[2], double *recv[2]);
     void check_exchange(size_t own_begin, size_t own_end, const HaloExchange &x, unsigned levels);
-    // The first and last `depth` rows of [own_begin, own_end) of `grid` on their way (copy stream, after
-    // edges_done_): to the buffers of host and device sides, into the neighbours' buffers on peer sides.
-    void send_edges(const double *grid, size_t own_begin, size_t own_end, const HaloExchange &x,
-                    double *const *send);
+    // The first and last `depth` rows of [own_begin, own_end) of grid_[g] on their way (copy stream, after
+    // edges_done_): to the buffers of host and device sides, into the halo rows of the neighbours' grid g on
+    // peer sides.
+    void send_edges(int g, size_t own_begin, size_t own_end, const HaloExchange &x, double *const *send);
     // After run(): the received rows into `grid` beyond [own_begin, own_end) on the copy stream, halos_in_
     // recorded after them.
     void receive_halos(double *grid, size_t own_begin, size_t own_end, const HaloExchange &x,
@@ -364,8 +364,9 @@ void CudaHeatSlab::back() {
     }
 }
 
-void CudaHeatSlab::send_edges(const double *grid, size_t own_begin, size_t own_end, const HaloExchange &x,
+void CudaHeatSlab::send_edges(int g, size_t own_begin, size_t own_end, const HaloExchange &x,
                               double *const *send) {
+    const double *grid = grid_[g];
     const size_t d = x.depth, parity = size_t(exchanges_ & 1);
     const cudaStream_t copies = copies_.get();
     const bool has[2] = {x.up, x.down};
@@ -377,8 +378,8 @@ void CudaHeatSlab::send_edges(const double *grid, size_t own_begin, size_t own_e
             // Into the halo rows of the neighbour's grid of the same index, on its other side: its last rows
             // when it is above. The rows are contiguous at pitch_ (one copy, padding included).
             const PeerLink &peer = peers_[s];
-            const size_t g = size_t(grid - grid_[0]) / (rows_ * pitch_), at = s == 0 ? peer.rows - d : 0;
-            check(cudaMemcpyAsync(peer.grids + (g * peer.rows + at) * pitch_, grid + first * pitch_,
+            const size_t at = s == 0 ? peer.rows - d : 0;
+            check(cudaMemcpyAsync(peer.grids + (size_t(g) * peer.rows + at) * pitch_, grid + first * pitch_,
                                   ((d - 1) * pitch_ + cols_) * sizeof(double), cudaMemcpyDefault, copies),
                   "cudaMemcpyAsync (halo rows to a neighbour)");
             pushed = true;
@@ -416,14 +417,15 @@ void CudaHeatSlab::exchanged_pass(int levels, size_t own_begin, size_t own_end, 
                                   double *const *send, double *const *recv, ExchangeOnce &once) {
     const size_t d = x.depth, edge_top = own_begin + d, edge_bottom = std::max(edge_top, own_end - d);
     const cudaStream_t main = ctx_.main(), edges = edges_.get();
-    double *result = grid_[(cur_ + 1) % kGrids];
+    const int next = (cur_ + 1) % kGrids;
+    double *result = grid_[next];
     pass_done_.make_wait(edges);
     halos_in_.make_wait(edges);
     launch_rows(own_begin, edge_top, levels, 0, edges);
     launch_rows(edge_bottom, own_end, levels, 2, edges);
     edges_done_.record(edges);
     edges_done_.make_wait(copies_.get());
-    send_edges(result, own_begin, own_end, x, send);
+    send_edges(next, own_begin, own_end, x, send);
     launch_rows(edge_top, edge_bottom, levels, 1, main);
     if ((x.up && paths_[0] != HaloPath::peer) || (x.down && paths_[1] != HaloPath::peer)) sent_.wait_host();
     once.run();
@@ -441,7 +443,7 @@ void CudaHeatSlab::exchange_only(size_t own_begin, size_t own_end, const HaloExc
         join_main();
         edges_done_.record(ctx_.main());
         edges_done_.make_wait(copies_.get());
-        send_edges(grid_[cur_], own_begin, own_end, x, send);
+        send_edges(cur_, own_begin, own_end, x, send);
         if ((x.up && paths_[0] != HaloPath::peer) || (x.down && paths_[1] != HaloPath::peer))
             sent_.wait_host();
         once.run();
