@@ -155,8 +155,8 @@ private:
     void check_exchange(size_t own_begin, size_t own_end, const HaloExchange &x, unsigned levels);
     // The first and last `depth` rows of [own_begin, own_end) of grid_[g] on their way (copy stream, after
     // edges_done_): to the buffers of host and device sides, into the halo rows of the neighbours' grid g on
-    // peer sides.
-    void send_edges(int g, size_t own_begin, size_t own_end, const HaloExchange &x, double *const *send);
+    // peer sides. True where a side's rows went to its buffers: the host waits for sent_ before the exchange.
+    bool send_edges(int g, size_t own_begin, size_t own_end, const HaloExchange &x, double *const *send);
     // After run(): the received rows into `grid` beyond [own_begin, own_end) on the copy stream, halos_in_
     // recorded after them.
     void receive_halos(double *grid, size_t own_begin, size_t own_end, const HaloExchange &x,
@@ -364,7 +364,7 @@ void CudaHeatSlab::back() {
     }
 }
 
-void CudaHeatSlab::send_edges(int g, size_t own_begin, size_t own_end, const HaloExchange &x,
+bool CudaHeatSlab::send_edges(int g, size_t own_begin, size_t own_end, const HaloExchange &x,
                               double *const *send) {
     const double *grid = grid_[g];
     const size_t d = x.depth, parity = size_t(exchanges_ & 1);
@@ -391,6 +391,7 @@ void CudaHeatSlab::send_edges(int g, size_t own_begin, size_t own_end, const Hal
     if (pushed)
         check(cudaEventRecord(offered_events_[parity].get(), copies), "cudaEventRecord (halo, interprocess)");
     if (staged) sent_.record(copies);
+    return staged;
 }
 
 void CudaHeatSlab::receive_halos(double *grid, size_t own_begin, size_t own_end, const HaloExchange &x,
@@ -425,9 +426,9 @@ void CudaHeatSlab::exchanged_pass(int levels, size_t own_begin, size_t own_end, 
     launch_rows(edge_bottom, own_end, levels, 2, edges);
     edges_done_.record(edges);
     edges_done_.make_wait(copies_.get());
-    send_edges(next, own_begin, own_end, x, send);
+    const bool staged = send_edges(next, own_begin, own_end, x, send);
     launch_rows(edge_top, edge_bottom, levels, 1, main);
-    if ((x.up && paths_[0] != HaloPath::peer) || (x.down && paths_[1] != HaloPath::peer)) sent_.wait_host();
+    if (staged) sent_.wait_host();
     once.run();
     receive_halos(result, own_begin, own_end, x, recv);
     edges_done_.make_wait(main); // the edges' maxima, for finish_pass
@@ -443,9 +444,7 @@ void CudaHeatSlab::exchange_only(size_t own_begin, size_t own_end, const HaloExc
         join_main();
         edges_done_.record(ctx_.main());
         edges_done_.make_wait(copies_.get());
-        send_edges(cur_, own_begin, own_end, x, send);
-        if ((x.up && paths_[0] != HaloPath::peer) || (x.down && paths_[1] != HaloPath::peer))
-            sent_.wait_host();
+        if (send_edges(cur_, own_begin, own_end, x, send)) sent_.wait_host();
         once.run();
         receive_halos(grid_[cur_], own_begin, own_end, x, recv);
         check(cudaStreamSynchronize(copies_.get()), "cudaStreamSynchronize (slab halo)");
