@@ -15,11 +15,14 @@
 // kernel faulted pages in during it (minor faults, huge pages given at a fault).
 //
 //   bench_stream [--large] [--hist-gib N] [--conv-gib M] [--half] [--no-ceilings] [--fault-gib F]
+//   [--touch-gib T]
 // Default N = 8, M = 4; --large: N = 90, M = 44 (PERF.md's rows; run one case at a time on a host of 128
 // GiB: --hist-gib 0 or --conv-gib 0 skips one). --fault-gib F measures, after the convolution, what
 // faulting fresh memory in costs on this host without gpk (F GiB: huge pages on 1 to 16 threads, 4 KiB
 // pages on 16): the ceiling of a first call into fresh memory. --half repeats every case with half the
-// cores copying.
+// cores copying. --touch-gib T first writes T GiB of fresh memory on every core and frees it: a virtual
+// machine backs a guest page at the guest's first touch of it, once a boot, which a host that has run for a
+// while has long paid; after it a first call pays the kernel's faults alone.
 #include "bench_util.cuh"
 #include "periodic_image.hpp"
 
@@ -138,7 +141,7 @@ void host_ceilings(unsigned cores) {
 // ---- gpk end to end ----
 
 struct Options {
-    size_t hist_gib = 8, conv_gib = 4, fault_gib = 0;
+    size_t hist_gib = 8, conv_gib = 4, fault_gib = 0, touch_gib = 0;
     bool half = false, ceilings = true;
 };
 
@@ -197,6 +200,18 @@ void fault_ceilings(size_t gib) {
                         threads, n / s / 1e9, s, Faults::now().since(f0).c_str());
         }
     }
+}
+
+// Writes `gib` GiB of fresh memory once on every core, then frees it (--touch-gib).
+void touch_host(size_t gib, unsigned cores) {
+    const size_t n = gib << 30;
+    auto t0 = Clock::now();
+    {
+        HostBuffer b(n);
+        split(n, cores, [&](size_t lo, size_t hi) { std::memset(b.p + lo, 0, hi - lo); });
+    }
+    const double s = seconds_since(t0);
+    std::printf("host memory touched once: %zu GiB in %.1f s (%.1f GB/s), freed\n", gib, s, n / s / 1e9);
 }
 
 double median_of(std::vector<double> t) {
@@ -316,6 +331,8 @@ Options parse(int argc, char **argv) {
             o.conv_gib = size_arg(i);
         } else if (a == "--fault-gib") {
             o.fault_gib = size_arg(i);
+        } else if (a == "--touch-gib") {
+            o.touch_gib = size_arg(i);
         } else if (a == "--half") {
             o.half = true;
         } else if (a == "--no-ceilings") {
@@ -336,6 +353,7 @@ int main(int argc, char **argv) {
     const Options opt = parse(argc, argv);
     bench::print_device();
     const unsigned cores = periodic::cores();
+    if (opt.touch_gib > 0) touch_host(opt.touch_gib, cores);
     if (opt.ceilings) host_ceilings(cores);
     std::vector<unsigned> thread_counts{cores};
     if (opt.half) thread_counts.push_back(std::max(1u, cores / 2));
