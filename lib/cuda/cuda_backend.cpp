@@ -94,7 +94,9 @@ public:
             aside_order_->record(s);
             aside_order_->make_wait(ctx_->main());
             break;
-        case Aside::wait: check(cudaStreamSynchronize(s), "cudaStreamSynchronize (aside)"); break;
+        case Aside::wait:
+            check(cudaStreamSynchronize(s), "cudaStreamSynchronize (aside)");
+            break;
         }
     }
 
