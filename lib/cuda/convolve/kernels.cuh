@@ -260,10 +260,11 @@ __device__ __forceinline__ void store_real(char *row, long long e, int dtype, do
 
 // div_round(n, d) (semantics.hpp) through the reciprocal of |d|: the double quotient of |n| < 2^52 is off
 // by at most one, which the remainder puts right; larger values take the exact integer division.
+template <bool Wide>
 __device__ __forceinline__ long long div_round_fast(long long n, long long d, double inv_abs_d) {
     unsigned long long un = n < 0 ? 0ull - (unsigned long long)n : (unsigned long long)n;
     unsigned long long ud = d < 0 ? 0ull - (unsigned long long)d : (unsigned long long)d;
-    if (un >= (1ull << 52)) return div_round(n, d);
+    if (Wide && un >= (1ull << 52)) return div_round(n, d);
     long long q = (long long)(double(un) * inv_abs_d);
     long long r = (long long)un - q * (long long)ud;
     if (r < 0)
@@ -275,9 +276,9 @@ __device__ __forceinline__ long long div_round_fast(long long n, long long d, do
 }
 
 // div_round(n, isum) for the sum normalisation: a multiply-high where |n| < 2^32, else div_round_fast.
-__device__ __forceinline__ long long div_round_sum(long long n, const Output &o) {
+template <bool Wide> __device__ __forceinline__ long long div_round_sum(long long n, const Output &o) {
     unsigned long long un = n < 0 ? 0ull - (unsigned long long)n : (unsigned long long)n;
-    if (o.sum_magic == 0 || un > 0xFFFFFFFFull) return div_round_fast(n, o.isum, o.inv_isum);
+    if (o.sum_magic == 0 || un > 0xFFFFFFFFull) return div_round_fast<Wide>(n, o.isum, o.inv_isum);
     unsigned d = unsigned(o.isum < 0 ? -o.isum : o.isum), n32 = unsigned(un);
     unsigned t = __umulhi(n32, o.sum_magic);
     unsigned q = (t + ((n32 - t) >> o.sum_sh1)) >> o.sum_sh2;
@@ -288,6 +289,10 @@ __device__ __forceinline__ long long div_round_sum(long long n, const Output &o)
 
 // What normalising one thread's outputs needs; its channel is the same for all of them.
 template <class Acc> struct Finisher {
+    // Only 64-bit sums reach 2^52: an int sum x, and (x - min) * 255 with min the least of the same
+    // filter's sums (over every rank's block under libgpk_mpi), stay below 2^40, so the finish of int sums
+    // carries no code for the exact divisions beyond.
+    static constexpr bool kWide = sizeof(Acc) > 4;
     int c;
     bool int_out;
     long long mn = 0, den = 0; // exact min/max: (v - mn) * 255 / den, truncating
@@ -311,7 +316,7 @@ template <class Acc> struct Finisher {
     __device__ __forceinline__ long long minmax(long long x) const {
         if (den == 0) return 0;
         unsigned long long num = (unsigned long long)(x - mn) * 255ull;
-        if (num >= (1ull << 52)) return (long long)(num / (unsigned long long)den);
+        if (kWide && num >= (1ull << 52)) return (long long)(num / (unsigned long long)den);
         long long q = (long long)(double(num) * inv_den);
         long long r = (long long)num - q * den;
         if (r < 0)
@@ -332,7 +337,7 @@ template <class Acc> struct Finisher {
                     store_real(row, e, o.dtype, den == 0 ? 0.0 : double(x - mn) * 255.0 / double(den));
             } else if (o.normalize == GPK_NORMALIZE_SUM) {
                 if (int_out)
-                    store_int(row, e, o.dtype, div_round_sum(x, o));
+                    store_int(row, e, o.dtype, div_round_sum<kWide>(x, o));
                 else
                     store_real(row, e, o.dtype, double(x) / double(o.isum));
             } else {
