@@ -1,6 +1,8 @@
 #include "cuda/device_context.cuh"
 
+#include "engine/host_pages.hpp"
 #include "engine/test_hooks.hpp"
+#include "engine/thread_pool.hpp"
 
 #include <algorithm>
 #include <string>
@@ -18,7 +20,8 @@ DeviceScope::~DeviceScope() {
 }
 
 DeviceContext::DeviceContext(int device, void *stream, unsigned cpu_threads)
-    : device_(device), own_(true), caller_(static_cast<cudaStream_t>(stream)), threads_(cpu_threads) {
+    : device_(device), own_(true), caller_(static_cast<cudaStream_t>(stream)),
+      threads_(std::make_unique<ThreadPool>(cpu_threads)) {
     cudaDeviceProp p;
     check_create([&] { return cudaGetDeviceProperties(&p, device); }, "cudaGetDeviceProperties");
     limits_.multiprocessors = p.multiProcessorCount;
@@ -62,7 +65,7 @@ char *DeviceContext::grow(PinnedBuffer &b, size_t bytes) {
 host_pages::Populator &DeviceContext::populator() {
     if (!populator_)
         populator_ =
-            std::make_unique<host_pages::Populator>(host_pages::Populator::threads_for(threads_.size()));
+            std::make_unique<host_pages::Populator>(host_pages::Populator::threads_for(threads_->size()));
     return *populator_;
 }
 

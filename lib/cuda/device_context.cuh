@@ -2,14 +2,21 @@
 // the reusable device and pinned buffers (a small pool of named slots), and CPU threads for staging copies.
 #pragma once
 
-#include "engine/host_pages.hpp"
-#include "engine/thread_pool.hpp"
 #include "cuda/memory.cuh"
 
 #include <array>
 #include <memory>
 #include <cstddef>
 #include <vector>
+
+// Declared only: every kernel file includes this header, and the thread headers behind these two would add
+// to each one's compile time. pipeline.cuh includes them.
+namespace gpk {
+class ThreadPool;
+namespace host_pages {
+class Populator;
+}
+} // namespace gpk
 
 namespace gpk::cuda {
 
@@ -103,7 +110,7 @@ public:
     // the internal knob GPK_TEST_DEVICE_MEMORY_LIMIT (tests fake a small device with it).
     size_t memory_budget();
 
-    ThreadPool &threads() { return threads_; }
+    ThreadPool &threads() { return *threads_; }
     // What faults caller host memory in ahead of the staging copies (engine/host_pages.hpp); its threads
     // start at the first call that streams enough memory never touched.
     host_pages::Populator &populator();
@@ -127,7 +134,7 @@ private:
     cudaStream_t caller_ = nullptr;
     std::array<Lane, kLanes> lanes_;
     std::array<DeviceBuffer, size_t(Scratch::count_)> scratch_;
-    ThreadPool threads_;
+    std::unique_ptr<ThreadPool> threads_;
     std::unique_ptr<host_pages::Populator> populator_;
     HeatBuffers heat_;
     struct Occupancy {

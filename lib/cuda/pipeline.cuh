@@ -6,6 +6,8 @@
 
 #include "cuda/device_context.cuh"
 #include "cuda/pointer.cuh"
+#include "engine/host_pages.hpp"
+#include "engine/thread_pool.hpp"
 
 #include <vector>
 

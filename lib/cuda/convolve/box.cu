@@ -1,7 +1,4 @@
-// Launches of the box kernel (box.cuh), instantiated one K a file (box_k3.cu .. box_k9.cu) so that they
-// compile in parallel.
-#pragma once
-
+// Launches of the box kernel (box.cuh) for 3, 5, 7 and 9 taps a side.
 #include "cuda/convolve/box.cuh"
 #include "cuda/convolve/strip_launch.cuh"
 
@@ -32,5 +29,10 @@ template <int K> unsigned launch_box(const PassArgs &a, const Rank1Taps<K> &taps
     check_launch("conv_box_u8_kernel");
     return grid.x * grid.y;
 }
+
+template unsigned launch_box<3>(const PassArgs &, const Rank1Taps<3> &, int, cudaStream_t);
+template unsigned launch_box<5>(const PassArgs &, const Rank1Taps<5> &, int, cudaStream_t);
+template unsigned launch_box<7>(const PassArgs &, const Rank1Taps<7> &, int, cudaStream_t);
+template unsigned launch_box<9>(const PassArgs &, const Rank1Taps<9> &, int, cudaStream_t);
 
 } // namespace gpk::cuda::conv
