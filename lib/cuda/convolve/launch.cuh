@@ -58,7 +58,7 @@ unsigned launch_general(const PassArgs &a, const DeviceLimits &lim, cudaStream_t
 unsigned launch_slide_f32(DeviceContext &ctx, const PassArgs &a, cudaStream_t s);
 // A K x K filter (K = 3 .. 9 odd; 2D taps that factor exactly as r[a] * c[b], or a separable pair) on a
 // one-channel u8 image with exact int sums, through the box kernel where every tap is the same
-// (box_launch.cuh) or, at K >= 5, the rank-1 strip kernel (rank1.cu): the blocks launched, 0 where neither
+// (box.cu) or, at K >= 5, the rank-1 strip kernel (rank1.cu): the blocks launched, 0 where neither
 // applies (a separable pair then takes its two passes).
 unsigned launch_rank1(const PassArgs &a, cudaStream_t s);
 // Both passes of min/max normalisation of a whole device image (PassArgs of the write pass; out.imm set to

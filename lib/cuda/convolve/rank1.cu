@@ -1,5 +1,5 @@
-// The choice between the box kernel and the rank-1 strip kernel for u8 K x K taps that are an exact integer
-// product (rank1_launch.cuh launches the rank-1 kernel, box_launch.cuh the box kernel).
+// The choice between the box kernel (box.cu) and the rank-1 strip kernel (rank1.cuh) for u8 K x K taps that
+// are an exact integer product, and the launches of the rank-1 strip kernel for 5, 7 and 9 taps a side.
 #include "cuda/convolve/strip_launch.cuh"
 
 #include <cmath>
@@ -7,6 +7,42 @@
 #include <numeric>
 
 namespace gpk::cuda::conv {
+
+// Output rows a chunk of the rank-1 kernel: 4 where sums are written at K = 7 and 9 (fewer registers: 6
+// blocks an SM instead of 4), else 8 (at K = 5 chunks of 4 spill under their 64-register cap). Its strips
+// are one chunk of 8 rows (two of 4).
+template <int K> constexpr int rank1_chunk() {
+    return K >= 7 ? 4 : kStripChunk;
+}
+
+template <int K, bool Mulhi>
+unsigned launch_rank1_kernel(const PassArgs &a, const Rank1Taps<K> &taps, const Rank1Finisher<Mulhi> &f,
+                             int rows, cudaStream_t s) {
+    const long long groups = rank1_groups(a.shape.width);
+    const dim3 grid = strip_grid(a, groups, rows, StripMode::divide);
+    if (grid.x == 0) return 0;
+    conv_rank1_u8_strip_kernel<K, rank1_chunk<K>(), Mulhi><<<grid, kStripThreads, 0, s>>>(
+        a.src, a.shape, a.out, taps, f, rows, groups, out_aligned_for_strip(a));
+    check_launch("conv_rank1_u8_strip_kernel");
+    return grid.x * grid.y;
+}
+
+template <int K>
+unsigned launch_rank1_strip(const PassArgs &a, const Rank1Taps<K> &taps, bool is_signed, cudaStream_t s) {
+    if (minmax_pass(a)) return 0;
+    return launch_sum_modes(
+        a, is_signed, kStripChunk, [&](auto, auto sg, auto d, const U8Divider &dv, int r) {
+            if constexpr (decltype(d)::value == StripDiv::mulhi)
+                return launch_rank1_kernel<K>(a, taps, Rank1Finisher<true>{dv, false}, r, s);
+            else
+                return launch_rank1_kernel<K>(a, taps, Rank1Finisher<false>{dv, decltype(sg)::value}, r, s);
+        });
+}
+
+template unsigned launch_rank1_strip<5>(const PassArgs &, const Rank1Taps<5> &, bool, cudaStream_t);
+template unsigned launch_rank1_strip<7>(const PassArgs &, const Rank1Taps<7> &, bool, cudaStream_t);
+template unsigned launch_rank1_strip<9>(const PassArgs &, const Rank1Taps<9> &, bool, cudaStream_t);
+
 namespace {
 
 // Factors K x K integer taps as taps[a][b] = r[a] * c[b] with c in [-128, 127] (c: the first non-zero row
@@ -63,7 +99,7 @@ template <int K> bool box_tap(const Rank1Taps<K> &taps, int &t) {
     return t != 0;
 }
 
-// Box filters take the box kernel (box_launch.cuh) where it applies, at K = 3 too (ahead of the 3 x 3 strip
+// Box filters take the box kernel (box.cu) where it applies, at K = 3 too (ahead of the 3 x 3 strip
 // and pair kernels); other rank-1 taps the rank-1 strip kernel at K >= 5 (at K = 3 it does no more work per
 // output than the 3 x 3 strip kernel); 0 where neither applies.
 template <int K> unsigned launch_rank1_k(const PassArgs &a, cudaStream_t s) {
@@ -82,7 +118,7 @@ template <int K> unsigned launch_rank1_k(const PassArgs &a, cudaStream_t s) {
 
 } // namespace
 
-// The box kernel (box_launch.cuh) or the rank-1 strip kernel (rank1_launch.cuh); 0 where neither applies.
+// The box kernel (box.cu) or the rank-1 strip kernel; 0 where neither applies.
 unsigned launch_rank1(const PassArgs &a, cudaStream_t s) {
     if (!strip_case(a)) return 0;
     switch (a.filter->kh) {

@@ -1,7 +1,7 @@
 // The host side shared by the u8 strip kernels (3 x 3 strip, rank-1, box and pair kernels; one-channel u8
 // images, exact int sums): which passes they take, their dividers, grids and border rule, and the launch of
 // a kernel in the form that finishes the pass's sums. Each family launches its kernels in its own file
-// (strip.cu, rank1_launch.cuh, box_launch.cuh, pair.cu), so that they compile in parallel.
+// (strip.cu, rank1.cu, box.cu, pair.cu), so that they compile in parallel.
 #pragma once
 
 #include "cuda/convolve/launch.cuh"
@@ -160,8 +160,8 @@ unsigned launch_strip(const PassArgs &a, cudaStream_t s);
 // The pair kernel (pair.cu) for 3 x 3 byte taps with sum |taps| <= kPairMaxAbsSum: both passes of min/max
 // normalisation and written sums; 0 where it does not apply.
 unsigned launch_pair(const PassArgs &a, cudaStream_t s);
-// The rank-1 strip kernel (rank1_launch.cuh) for K x K rank-1 taps (K = 5, 7, 9), written sums; and the
-// box kernel (box_launch.cuh) for K x K taps that are all t > 0 (as rank-1 taps), written sums divided by a
+// The rank-1 strip kernel (rank1.cu) for K x K rank-1 taps (K = 5, 7, 9), written sums; and the
+// box kernel (box.cu) for K x K taps that are all t > 0 (as rank-1 taps), written sums divided by a
 // divider whose shift is 32 (the sum normalisation of box filters); 0 where they do not apply. The passes
 // of min/max normalisation take the 3 x 3 kernels or the direct ones (launch_conv2d).
 template <int K>
