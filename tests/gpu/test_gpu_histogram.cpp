@@ -173,6 +173,9 @@ void test_wide_bins(gpu::Contexts &ctxs) {
     run_case(ctxs, {GPK_U32, 1503, 41, 1, 4, 65536, 0, 65536, 0, Case::random}, 70);
     run_case(ctxs, {GPK_F32, 997, 23, 1, 0, 70000, 0, 1, 0, Case::random}, 71);
     run_case(ctxs, {GPK_U16, 40000, 1, 2, 0, 40000, 0, 40000, 0, Case::random}, 72);
+    // i32 direct bins with negatives, on the window tier and, three channels, on global atomics.
+    run_case(ctxs, {GPK_I32, 1503, 41, 1, 4, 65536, 0, 65536, 0, Case::random}, 73);
+    run_case(ctxs, {GPK_I32, 301, 19, 3, 0, 70000, 0, 70000, 0, Case::random}, 74);
     // u32: 2^20 bins (the global tier).
     run_case(ctxs, {GPK_U32, 4096, 64, 1, 0, size_t(1) << 20, 0, double(1 << 20), 0, Case::random}, 9);
     run_case(ctxs, {GPK_U32, 4096, 64, 2, 8, size_t(1) << 20, 0, double(1 << 20), 0, Case::all_equal}, 10);
@@ -191,6 +194,7 @@ void test_layouts(gpu::Contexts &ctxs) {
     run_case(ctxs, {GPK_U32, 3984, 100 * s, 1, 112 * 4, 1024, 0, 1024, 255, Case::lab}, 8);
     // i32 with negatives (uncounted in direct bins), general bins with a negative lower edge.
     run_case(ctxs, {GPK_I32, 517, 33, 1, 4, 100, 0, 100, 0, Case::random}, 11);
+    run_case(ctxs, {GPK_I32, 211, 37, 2, 4, 300, 0, 300, 0, Case::random}, 20);
     run_case(ctxs, {GPK_I32, 517, 33, 3, 0, 10, -50, 50, 7, Case::random}, 12);
     // floats: NaN and infinities, edges, inexact ranges.
     run_case(ctxs, {GPK_F32, 777, 21, 2, 12, 7, 3.5, 200.25, 0, Case::random}, 13);

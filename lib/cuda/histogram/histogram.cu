@@ -113,7 +113,13 @@ void launch_typed(const Span2D &span, const BinRule &rule, bool direct, const Ti
                   unsigned long long *counts, const hist::Finish &finish, DeviceContext &ctx,
                   cudaStream_t stream) {
     using hist::Mode;
-    if constexpr (std::is_integral<T>::value) {
+    if constexpr (std::is_same<T, int32_t>::value) {
+        // Direct bins count i32 samples as their u32 bits: a negative sample reads as 2^31 or more, past the
+        // last bin, so it is uncounted either way, and i32 needs no direct kernels of its own.
+        if (direct && rule.bins <= (1LL << 31))
+            return launch_typed<uint32_t>(span, rule, true, plan, counts, finish, ctx, stream);
+        return launch_tier<T, Mode::general>(span, rule, plan, counts, finish, ctx, stream);
+    } else if constexpr (std::is_integral<T>::value) {
         if (direct && rule.channels == 1 &&
             (plan.kind == TierKind::shared || plan.kind == TierKind::window)) {
             if constexpr (sizeof(T) == 1) {
