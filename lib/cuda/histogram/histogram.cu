@@ -115,7 +115,8 @@ void launch_typed(const Span2D &span, const BinRule &rule, bool direct, const Ti
     using hist::Mode;
     if constexpr (std::is_same<T, int32_t>::value) {
         // Direct bins count i32 samples as their u32 bits: a negative sample reads as 2^31 or more, past the
-        // last bin, so it is uncounted either way, and i32 needs no direct kernels of its own.
+        // last bin, so it is uncounted either way, and i32 needs no direct kernels of its own (the direct
+        // modes take unsigned samples alone).
         if (direct && rule.bins <= (1LL << 31))
             return launch_typed<uint32_t>(span, rule, true, plan, counts, finish, ctx, stream);
         return launch_tier<T, Mode::general>(span, rule, plan, counts, finish, ctx, stream);

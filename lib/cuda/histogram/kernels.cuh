@@ -34,7 +34,8 @@ struct Span2D {
 
 // How samples map to slots, from the most general to the cheapest:
 //   general       - histogram_bin() in double, any channels;
-//   direct        - integer v is bin v when v < bins, any channels;
+//   direct        - unsigned integer v is bin v when v < bins, any channels (i32 samples come as their u32
+//                   bits: a negative one reads past the last bin);
 //   direct_single - the same, one channel (no channel arithmetic);
 //   byte_all      - u8 with bins >= 256 and one channel: every sample is its own slot.
 enum class Mode { general, direct, direct_single, byte_all };
@@ -47,9 +48,7 @@ template <class T, Mode M> __device__ __forceinline__ unsigned long long slot_of
     if constexpr (M == Mode::byte_all) {
         return (unsigned long long)v;
     } else if constexpr (M != Mode::general) {
-        if constexpr (std::is_signed<T>::value) {
-            if (v < 0) return (unsigned long long)r.bins;
-        }
+        static_assert(std::is_unsigned<T>::value, "direct bins take unsigned samples (histogram.cu)");
         unsigned long long u = (unsigned long long)v;
         return u < (unsigned long long)r.bins ? u : (unsigned long long)r.bins;
     } else {
