@@ -48,13 +48,12 @@ enum class Scratch { counts, results, minmax, count_ };
 struct HeatBuffers {
     DeviceBuffer grids, cond, work;
     PinnedBuffer host;
-    // The plans of the last call: block height and grid for this many rows, columns and pass kernel.
+    // The plans of the last call: the blocks of a pass for this many rows, columns and pass kernel.
     struct Plan {
         size_t rows = 0, cols = 0;
         const void *kernel = nullptr;
         int per_sm = 0; // blocks of it resident per SM
-        int rows_per_block = 0;
-        unsigned grid_x = 0, grid_y = 0;
+        unsigned blocks = 0;
     } plan, tail_plan; // the run's pass kernel, the kernel of shorter passes
     size_t held() const { return grids.capacity() + cond.capacity() + work.capacity(); }
     // Recorded after each of the (at most two) batches in flight; made on first use.

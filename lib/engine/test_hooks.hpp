@@ -25,7 +25,8 @@ struct TestHooks {
     size_t device_memory_limit = 0;
     // GPK_TEST_SHARED_LIMIT=BYTES: the shared memory a block may have, as on a smaller GPU.
     size_t shared_limit = 0;
-    // GPK_TEST_HEAT_ROWS=H: heat blocks of H rows, as the planner picks on larger grids.
+    // GPK_TEST_HEAT_ROWS=H: heat blocks of H rows (crossing strips where H does not divide the rows), as the
+    // planner picks on larger grids.
     size_t heat_rows = 0;
     // GPK_TEST_CONV_FUSED=off|require: the separable filter in two passes, as where the fused kernels do not
     // apply; or fail where they would not run.

@@ -129,8 +129,8 @@ private:
 };
 
 // The pass kernels (pass.cuh: the one chosen, or the first that fits; the tail kernel of shorter
-// passes) and their geometry: strips of W columns, H rows per block (plan_rows_per_block), remembered on the
-// context for the next call of the same shape.
+// passes) and their geometry: strips of W columns, the blocks sharing their rows (plan_pass_blocks),
+// remembered on the context for the next call of the same shape.
 void HeatRun::plan_passes() {
     run_.choice = heat::choose_pass_kernel(ctx_);
     plan_shape(run_, ctx_.heat().plan);
@@ -141,7 +141,6 @@ void HeatRun::plan_passes() {
 void HeatRun::plan_shape(PassPlan &pass, HeatBuffers::Plan &plan) {
     const PassChoice &choice = pass.choice;
     PassShape &shape = pass.shape;
-    dim3 &grid = pass.grid;
     const PassKernel &k = *choice.kernel;
     const size_t N = job_.rows, M = job_.cols;
     const int T = k.levels;
@@ -149,19 +148,15 @@ void HeatRun::plan_shape(PassPlan &pass, HeatBuffers::Plan &plan) {
     shape.row_begin = 1;
     shape.row_end = (long long)N + 1;
     const void *fn = reinterpret_cast<const void *>(k.plain);
-    if (plan.rows != N || plan.cols != M || plan.kernel != fn || plan.per_sm != choice.per_sm) {
-        const int h = heat::plan_rows_per_block(choice, N, M, ctx_.limits().multiprocessors);
-        const dim3 g = heat::pass_grid(PassShape{shape.strip, h, 0, 0}, M, N);
-        plan = {N, M, fn, choice.per_sm, h, g.x, g.y};
-    }
-    shape.rows_per_block = plan.rows_per_block;
-    grid = dim3(plan.grid_x, plan.grid_y);
-    // The test hook GPK_TEST_HEAT_ROWS=H (NOTES.md): H rows per block (at least 2T, at most 65535 blocks
-    // down), so that tests see blocks of every kind (lean steps, several row blocks) on small grids.
+    if (plan.rows != N || plan.cols != M || plan.kernel != fn || plan.per_sm != choice.per_sm)
+        plan = {N, M, fn, choice.per_sm, heat::plan_pass_blocks(choice, N, M, ctx_.limits().multiprocessors)};
+    pass.grid = dim3(plan.blocks);
+    // The test hook GPK_TEST_HEAT_ROWS=H (NOTES.md): blocks of H rows (at least 2T), which cross strips
+    // where H does not divide N, so that tests see blocks of every kind (lean steps, several blocks down a
+    // strip, a block's two segments) on small grids.
     if (const size_t rows = test_hooks().heat_rows) {
-        const size_t h = std::max<size_t>({rows, 2 * (size_t)T, (N + 65534) / 65535});
-        shape.rows_per_block = (int)std::min(h, N);
-        grid.y = (unsigned)((N + shape.rows_per_block - 1) / shape.rows_per_block);
+        const size_t strips = (M + shape.strip - 1) / shape.strip, h = std::max<size_t>(rows, 2 * (size_t)T);
+        pass.grid = dim3((unsigned)std::max(strips, (strips * N + h - 1) / h));
     }
 }
 

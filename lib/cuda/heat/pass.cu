@@ -9,7 +9,6 @@
 
 #include <algorithm>
 #include <climits>
-#include <cmath>
 #include <iterator>
 #include <string>
 
@@ -80,20 +79,24 @@ PassSplit split_passes(size_t count, int L, int R) {
     return p;
 }
 
-int plan_rows_per_block(const PassChoice &choice, size_t rows, size_t cols, int multiprocessors) {
-    const int T = choice.kernel->levels;
-    const size_t strip = (size_t)(choice.kernel->threads - 2 * T);
-    const size_t nx = (cols + strip - 1) / strip;
-    const size_t slots = (size_t)std::max(multiprocessors, 1) * (size_t)choice.per_sm;
-    const size_t h_min = std::max<size_t>(2 * T, (rows + 65534) / 65535);
-    size_t best = rows;
-    double best_cost = INFINITY;
-    for (size_t h = h_min; h <= std::min(rows, std::max<size_t>(h_min, 4096)); ++h) {
-        size_t blocks = nx * ((rows + h - 1) / h);
-        double cost = (double)((blocks + slots - 1) / slots) * ((double)h + 2.5 * T);
-        if (cost < best_cost) best_cost = cost, best = h;
-    }
-    return (int)std::max<size_t>(best, 1);
+namespace {
+long long strips_of(const PassChoice &choice, size_t cols) {
+    const size_t strip = (size_t)(choice.kernel->threads - 2 * choice.kernel->levels);
+    return (long long)((cols + strip - 1) / strip);
+}
+long long slots_of(const PassChoice &choice, int multiprocessors) {
+    return (long long)std::max(multiprocessors, 1) * choice.per_sm;
+}
+} // namespace
+
+unsigned plan_pass_blocks(const PassChoice &choice, size_t rows, size_t cols, int multiprocessors,
+                          bool cross) {
+    return (unsigned)heat::plan_pass_blocks(strips_of(choice, cols), (long long)rows,
+                                            slots_of(choice, multiprocessors), choice.kernel->levels, cross);
+}
+
+size_t max_pass_blocks(const PassChoice &choice, size_t cols, int multiprocessors) {
+    return (size_t)heat::max_pass_blocks(strips_of(choice, cols), slots_of(choice, multiprocessors));
 }
 
 void check_kernel_launch(cudaError_t launched, cudaError_t pending, const char *what, dim3 grid, int threads,

@@ -56,16 +56,11 @@ struct PassSplit {
 };
 PassSplit split_passes(size_t count, int L, int R);
 
-// Block height H for `rows` rows of `cols` columns: minimises the modelled time, (waves of resident blocks)
-// x (steps of one block: H plus the T-row overlaps and the pipeline's fill), so that neither a partly
-// filled last wave nor the overlaps cost much.
-int plan_rows_per_block(const PassChoice &choice, size_t rows, size_t cols, int multiprocessors);
-
-// Grid of a launch over `rows` rows with this shape.
-inline dim3 pass_grid(const PassShape &shape, size_t cols, size_t rows) {
-    return dim3(unsigned((cols + shape.strip - 1) / shape.strip),
-                unsigned((rows + shape.rows_per_block - 1) / shape.rows_per_block));
-}
+// Blocks of a launch over `rows` rows of `cols` columns (schedule.hpp: plan_pass_blocks, for the kernel's
+// strips and resident blocks), and the most it gives for `cols` columns whatever the rows.
+unsigned plan_pass_blocks(const PassChoice &choice, size_t rows, size_t cols, int multiprocessors,
+                          bool cross = true);
+size_t max_pass_blocks(const PassChoice &choice, size_t cols, int multiprocessors);
 
 // After a launch that returned `launched`: its error, or the one that was pending before it (`pending`),
 // as a gpk::Error naming `what`, the grid, the block and the dynamic shared memory (so that an earlier

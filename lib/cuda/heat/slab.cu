@@ -145,7 +145,10 @@ public:
 
 private:
     // Launches rows [r0, r1) on `s` with its maxima in partial slot `slot`; an empty range launches nothing.
-    void launch_rows(size_t r0, size_t r1, int levels, int slot, cudaStream_t s);
+    void launch_rows(size_t r0, size_t r1, int levels, int slot, cudaStream_t s, bool cross = true);
+    // The blocks of a launch over `rows` rows (heat::plan_pass_blocks), planned once for each count of rows
+    // (a slab launches a few: its own rows, the edges, the rows between) and `cross`.
+    unsigned blocks_for(size_t rows, bool cross);
     // Rows [first, first + count) of a grid from or to count * cols_ packed doubles anywhere (host or
     // device memory of any device: the copy kind follows from the pointers).
     void copy_rows(double *packed, const double *grid, size_t first, size_t count, cudaStream_t s,
@@ -193,6 +196,12 @@ private:
     Event edges_done_, halos_in_, pass_done_, sent_, collected_[2];
     Partials slots_[kLaunches]{};
     size_t slot_capacity_ = 0; // doubles per slot
+    struct Planned {
+        size_t rows;
+        bool cross;
+        unsigned blocks;
+    };
+    std::vector<Planned> planned_; // blocks_for
     // Passes launched and not collected, oldest first: levels and host slot; launches_ counts the passes
     // kept (a slot's parity).
     struct Pending {
@@ -220,17 +229,14 @@ CudaHeatSlab::CudaHeatSlab(DeviceContext &ctx, const HeatSlabJob &job)
     views_.rows = rows_ - 2;
     views_.cols = cols_;
     point_views();
-    // The whole-grid solver's choice (and its shared memory limit set on the kernels launched), and block
-    // heights planned for the slab's rows; every kernel and height gives a cell the same bits.
+    // The whole-grid solver's choice (and its shared memory limit set on the kernels launched); each launch
+    // planned for its rows (launch_rows); every kernel and plan gives a cell the same bits.
     pass_ = heat::choose_pass_kernel(ctx_);
     const int T = pass_.kernel->levels;
     const size_t levels = size_t(pass_.levels);
     shape_.strip = pass_.kernel->threads - 2 * T;
-    shape_.rows_per_block = heat::plan_rows_per_block(pass_, rows_ - 2, cols_, ctx_.limits().multiprocessors);
-    const dim3 whole = heat::pass_grid(shape_, cols_, rows_ - 2);
-    // Each slot holds the maxima (T levels a block) of a launch of at most the whole slab's blocks plus one
-    // row of blocks.
-    slot_capacity_ = (size_t)whole.x * (whole.y + 1) * (size_t)T;
+    // Each slot holds the maxima (T levels a block) of a launch of as many blocks as a plan gives.
+    slot_capacity_ = heat::max_pass_blocks(pass_, cols_, ctx_.limits().multiprocessors) * (size_t)T;
     partials_.reserve(kLaunches * slot_capacity_ * sizeof(double));
     level_max_.reserve(levels * sizeof(double));
     host_level_max_.reserve(2 * levels * sizeof(double));
@@ -256,15 +262,23 @@ CudaHeatSlab::CudaHeatSlab(DeviceContext &ctx, const HeatSlabJob &job)
     ctx_.synchronize_main();
 }
 
-void CudaHeatSlab::launch_rows(size_t r0, size_t r1, int levels, int slot, cudaStream_t s) {
+unsigned CudaHeatSlab::blocks_for(size_t rows, bool cross) {
+    for (const Planned &p : planned_)
+        if (p.rows == rows && p.cross == cross) return p.blocks;
+    const unsigned blocks = heat::plan_pass_blocks(pass_, rows, cols_, ctx_.limits().multiprocessors, cross);
+    planned_.push_back({rows, cross, blocks});
+    return blocks;
+}
+
+void CudaHeatSlab::launch_rows(size_t r0, size_t r1, int levels, int slot, cudaStream_t s, bool cross) {
     heat::PassShape shape = shape_;
     shape.row_begin = (long long)r0;
     shape.row_end = (long long)r1;
-    const dim3 grid = heat::pass_grid(shape, cols_, r1 - r0);
+    const dim3 grid(r1 > r0 ? blocks_for(r1 - r0, cross) : 0);
     double *partials = static_cast<double *>(partials_.get()) + slot * slot_capacity_;
-    slots_[slot] = Partials{partials, r1 > r0 ? int(grid.x * grid.y) : 0};
+    slots_[slot] = Partials{partials, int(grid.x)};
     if (r1 <= r0) return;
-    if ((size_t)grid.x * grid.y * (size_t)pass_.kernel->levels > slot_capacity_)
+    if ((size_t)grid.x * (size_t)pass_.kernel->levels > slot_capacity_)
         fail(GPK_ERR_INTERNAL, "heat slab: more blocks than the partials hold");
     heat::launch_pass(*pass_.kernel, false, grid, s, views_, static_cast<const double *>(cond_.get()),
                       static_cast<heat::DeviceState *>(state_.get()), shape, levels, false, false, partials,
@@ -427,7 +441,10 @@ void CudaHeatSlab::exchanged_pass(int levels, size_t own_begin, size_t own_end, 
     edges_done_.record(edges);
     edges_done_.make_wait(copies_.get());
     const bool staged = send_edges(next, own_begin, own_end, x, send);
-    launch_rows(edge_top, edge_bottom, levels, 1, main);
+    // Where a side's rows go through MPI (host staging, or device buffers), the exchange may outlast the rows
+    // between, and the next pass's edges must then find slots soon: bands, not a wave of whole-pass shares.
+    const bool cross = (!x.up || paths_[0] == HaloPath::peer) && (!x.down || paths_[1] == HaloPath::peer);
+    launch_rows(edge_top, edge_bottom, levels, 1, main, cross);
     if (staged) sent_.wait_host();
     once.run();
     receive_halos(result, own_begin, own_end, x, recv);
