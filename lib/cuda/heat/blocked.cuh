@@ -17,11 +17,11 @@
 //
 // Lean steps (rows wholly inside the block's owned range) skip the per-level range tests that general
 // steps make. In a pass of all T levels they compute every level; the checking pass takes them too (its
-// checks keep no register over the steps; beside a block's segments, 6/2's checking form spills 8 bytes,
-// its two neighbour indices, reloaded once every three steps: ptxas and cuobjdump, sm_90). A shorter pass
-// runs the kernel's Partial form, whose lean steps compute levels < `levels` only (a uniform
-// test): a form of its own, because that test in the plain form made 6/2 spill 32 bytes; a shorter
-// checking pass (once a run, in runs whose first batch is shorter than a pass) takes general steps.
+// checks keep no register over the steps, and it makes the neighbours' indices anew each step, so that 6/2
+// fits 128 registers either way, ptxas sm_90). A shorter pass runs the kernel's Partial form, whose lean
+// steps compute levels < `levels` only (a uniform test): a form of its own, because that test in the plain
+// form made 6/2 spill 32 bytes; a shorter checking pass (once a run, in runs whose first batch is shorter
+// than a pass) takes general steps.
 #pragma once
 
 #include "cuda/heat/kernels.cuh"
@@ -221,11 +221,19 @@ __global__ void __launch_bounds__(Threads, MinBlocks)
             // A level the pass does not compute (Partial: k >= levels) passes its values on unchanged: no
             // west + east sums, no exchange through shared memory.
             if (kLean || s > 0) {
+                // The checking form makes the neighbours' indices anew each step: held over the steps, they
+                // spilled there (elsewhere held, which is faster).
+                int w = left, e = right;
+                if (Check) {
+                    int q = p;
+                    asm volatile("" : "+r"(q));
+                    w = q > 0 ? q - 1 : q;
+                    e = q + 1 < Threads ? q + 1 : q;
+                }
 #pragma unroll
                 for (int k = 0; k < T; ++k)
                     if (!Partial || k < levels)
-                        h[k][S2] =
-                            __dadd_rn(sm.exchange[(s + 1) & 1][k][left], sm.exchange[(s + 1) & 1][k][right]);
+                        h[k][S2] = __dadd_rn(sm.exchange[(s + 1) & 1][k][w], sm.exchange[(s + 1) & 1][k][e]);
             }
             __pipeline_wait_prior(Shared::kAhead - 1); // block row s has landed
             const double x = sm.ring_x[s & (Shared::kRingX - 1)][p];
