@@ -155,7 +155,7 @@ void HeatRun::plan_shape(PassPlan &pass, HeatBuffers::Plan &plan) {
     // where H does not divide N, so that tests see blocks of every kind (lean steps, several blocks down a
     // strip, a block's two segments) on small grids.
     if (const size_t rows = test_hooks().heat_rows) {
-        const size_t strips = (M + shape.strip - 1) / shape.strip, h = std::max<size_t>(rows, 2 * (size_t)T);
+        const size_t strips = heat::pass_strips(choice, M), h = std::max<size_t>(rows, 2 * (size_t)T);
         pass.grid = dim3((unsigned)std::max(strips, (strips * N + h - 1) / h));
     }
 }

@@ -79,11 +79,12 @@ PassSplit split_passes(size_t count, int L, int R) {
     return p;
 }
 
-namespace {
-long long strips_of(const PassChoice &choice, size_t cols) {
+size_t pass_strips(const PassChoice &choice, size_t cols) {
     const size_t strip = (size_t)(choice.kernel->threads - 2 * choice.kernel->levels);
-    return (long long)((cols + strip - 1) / strip);
+    return (cols + strip - 1) / strip;
 }
+
+namespace {
 long long slots_of(const PassChoice &choice, int multiprocessors) {
     return (long long)std::max(multiprocessors, 1) * choice.per_sm;
 }
@@ -91,12 +92,13 @@ long long slots_of(const PassChoice &choice, int multiprocessors) {
 
 unsigned plan_pass_blocks(const PassChoice &choice, size_t rows, size_t cols, int multiprocessors,
                           bool cross) {
-    return (unsigned)heat::plan_pass_blocks(strips_of(choice, cols), (long long)rows,
+    return (unsigned)heat::plan_pass_blocks((long long)pass_strips(choice, cols), (long long)rows,
                                             slots_of(choice, multiprocessors), choice.kernel->levels, cross);
 }
 
 size_t max_pass_blocks(const PassChoice &choice, size_t cols, int multiprocessors) {
-    return (size_t)heat::max_pass_blocks(strips_of(choice, cols), slots_of(choice, multiprocessors));
+    return (size_t)heat::max_pass_blocks((long long)pass_strips(choice, cols),
+                                         slots_of(choice, multiprocessors));
 }
 
 void check_kernel_launch(cudaError_t launched, cudaError_t pending, const char *what, dim3 grid, int threads,

@@ -56,6 +56,9 @@ struct PassSplit {
 };
 PassSplit split_passes(size_t count, int L, int R);
 
+// Strips of the kernel's W columns over `cols` columns.
+size_t pass_strips(const PassChoice &choice, size_t cols);
+
 // Blocks of a launch over `rows` rows of `cols` columns (schedule.hpp: plan_pass_blocks, for the kernel's
 // strips and resident blocks), and the most it gives for `cols` columns whatever the rows.
 unsigned plan_pass_blocks(const PassChoice &choice, size_t rows, size_t cols, int multiprocessors,
