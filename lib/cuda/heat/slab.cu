@@ -8,7 +8,9 @@
 // high priority beside the rows between, on the main stream: their blocks go first, and the GPU stays
 // full while they are sent on a third stream (copies) and the received rows land in the result's halo
 // rows. Between passes only events order the streams: a pass's edges wait for the whole previous
-// pass and its received rows, its rows between for the previous pass's edges.
+// pass and its received rows, its rows between for the previous pass's edges. The launches leave their
+// blocks' per-level maxima in pinned host memory, in a set of the pass's parity, and the host folds them
+// once the pass is done: nothing runs on the main stream between two passes' rows.
 //
 // A side's rows travel by its path (HaloPath). host: to pinned buffers, handed to the exchange on the host
 // once copied. device: to device buffers for a CUDA-aware MPI. peer (CUDA IPC): the slab offers its grids
@@ -33,6 +35,7 @@
 #include "engine/validate.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <string>
 #include <utility>
@@ -98,25 +101,12 @@ struct PeerLink {
     ~PeerLink() { close(); }
 };
 
-// A launch's per-level block maxima: partials[level * blocks + b], `blocks` of them.
+// A launch's per-level block maxima: at[level * blocks + b], `blocks` of them (pinned host memory, which
+// the kernels write under unified addressing).
 struct Partials {
     const double *at;
     int blocks;
 };
-
-// The largest of every launch's maxima for each level: out[level], one block a level. It runs on the main
-// stream between two passes' rows, so it is as wide as a block gets: its loads are all in flight at once.
-constexpr int kLevelMaxThreads = 1024;
-static __global__ void __launch_bounds__(kLevelMaxThreads)
-    level_max_kernel(Partials a, Partials b, Partials c, double *out) {
-    __shared__ double scratch[kLevelMaxThreads / 32];
-    const size_t k = blockIdx.x;
-    double m = 0.0;
-    for (const Partials &p : {a, b, c})
-        for (int i = threadIdx.x; i < p.blocks; i += kLevelMaxThreads) m = fmax(m, p.at[k * p.blocks + i]);
-    m = heat::block_max<kLevelMaxThreads>(m, scratch);
-    if (threadIdx.x == 0) out[k] = m;
-}
 
 constexpr int kGrids = 3;
 
@@ -166,8 +156,8 @@ private:
                        double *const *recv);
     void exchanged_pass(int levels, size_t own_begin, size_t own_end, const HaloExchange &x,
                         double *const *send, double *const *recv, ExchangeOnce &once);
-    // The levels' maxima of the pass just enqueued, on their way to the host's slot `slot`.
-    void finish_pass(int levels, int slot);
+    // The pass just enqueued: its end on the main stream, where collect() waits for it.
+    void finish_pass(int slot);
     // The main stream after everything of the slab's other streams (what a read of the grid needs).
     void join_main();
     // Waits for all of the slab's work; never throws (destructor, close_peers).
@@ -187,25 +177,27 @@ private:
     heat::Views views_{};
     heat::PassChoice pass_{};
     heat::PassShape shape_{};
-    DeviceBuffer cells_, cond_, partials_, level_max_, state_, row_stats_;
-    PinnedBuffer halo_, host_level_max_; // host_level_max_: [slot][levels]
+    DeviceBuffer cells_, cond_, state_, row_stats_;
+    PinnedBuffer halo_, partials_; // partials_: [parity][launch][slot_capacity_]
     Stream copies_{Stream::highest}, edges_{Stream::highest};
     // edges_done_: the edges of the newest exchanged pass (edge stream); halos_in_: its received rows in
-    // the grid (copy stream); pass_done_: its partial maxima read (main); collected_[slot]: a pass's
-    // maxima in host slot `slot`.
+    // the grid (copy stream); pass_done_: all of its rows computed (main); collected_[parity]: the same, for
+    // the pass that wrote the partials of that parity.
     Event edges_done_, halos_in_, pass_done_, sent_, collected_[2];
     Partials slots_[kLaunches]{};
-    size_t slot_capacity_ = 0; // doubles per slot
+    size_t slot_capacity_ = 0; // doubles per launch's partials
+    int parity_ = 0;           // of the pass being launched: the set of partials its launches write
     struct Planned {
         size_t rows;
         bool cross;
         unsigned blocks;
     };
     std::vector<Planned> planned_; // blocks_for
-    // Passes launched and not collected, oldest first: levels and host slot; launches_ counts the passes
-    // kept (a slot's parity).
+    // Passes launched and not collected, oldest first: levels, parity and launches' partials; launches_
+    // counts the passes kept (a pass's parity).
     struct Pending {
         int levels, slot;
+        Partials parts[kLaunches];
     };
     Pending pending_[kGrids - 1]{};
     int in_flight_ = 0;
@@ -237,9 +229,7 @@ CudaHeatSlab::CudaHeatSlab(DeviceContext &ctx, const HeatSlabJob &job)
     shape_.strip = pass_.kernel->threads - 2 * T;
     // Each slot holds the maxima (T levels a block) of a launch of as many blocks as a plan gives.
     slot_capacity_ = heat::max_pass_blocks(pass_, cols_, ctx_.limits().multiprocessors) * (size_t)T;
-    partials_.reserve(kLaunches * slot_capacity_ * sizeof(double));
-    level_max_.reserve(levels * sizeof(double));
-    host_level_max_.reserve(2 * levels * sizeof(double));
+    partials_.reserve(2 * kLaunches * slot_capacity_ * sizeof(double));
     state_.reserve(sizeof(heat::DeviceState));
     row_stats_.reserve(3 * rows_ * sizeof(double));
     halo_.reserve(4 * levels * cols_ * sizeof(double));
@@ -275,7 +265,8 @@ void CudaHeatSlab::launch_rows(size_t r0, size_t r1, int levels, int slot, cudaS
     shape.row_begin = (long long)r0;
     shape.row_end = (long long)r1;
     const dim3 grid(r1 > r0 ? blocks_for(r1 - r0, cross) : 0);
-    double *partials = static_cast<double *>(partials_.get()) + slot * slot_capacity_;
+    double *partials =
+        reinterpret_cast<double *>(partials_.get()) + size_t(parity_ * kLaunches + slot) * slot_capacity_;
     slots_[slot] = Partials{partials, int(grid.x)};
     if (r1 <= r0) return;
     if ((size_t)grid.x * (size_t)pass_.kernel->levels > slot_capacity_)
@@ -333,6 +324,7 @@ void CudaHeatSlab::launch(unsigned levels, size_t own_begin, size_t own_end, con
                                        std::to_string(own_begin) + ".." + std::to_string(own_end));
         if (in_flight_ == kGrids - 1) fail(GPK_ERR_INTERNAL, "heat slab: a pass beyond the grids it keeps");
         const int slot = int(launches_ & 1);
+        parity_ = slot;
         if (exchanging) {
             check_exchange(own_begin, own_end, *exchange, levels);
             exchanged_pass(int(levels), own_begin, own_end, *exchange, send, recv, once);
@@ -344,8 +336,8 @@ void CudaHeatSlab::launch(unsigned levels, size_t own_begin, size_t own_end, con
             launch_rows(own_begin, own_end, int(levels), 1, ctx_.main());
             slots_[0] = slots_[2] = Partials{nullptr, 0};
         }
-        finish_pass(int(levels), slot);
-        pending_[in_flight_++] = Pending{int(levels), slot};
+        finish_pass(slot);
+        pending_[in_flight_++] = Pending{int(levels), slot, {slots_[0], slots_[1], slots_[2]}};
         ++launches_;
         cur_ = (cur_ + 1) % kGrids;
         point_views();
@@ -364,9 +356,13 @@ void CudaHeatSlab::collect(double *maxdiff) {
     std::copy(pending_ + 1, pending_ + in_flight_, pending_);
     --in_flight_;
     collected_[p.slot].wait_host();
-    std::copy_n(reinterpret_cast<const double *>(host_level_max_.get()) +
-                    size_t(p.slot) * size_t(pass_.levels),
-                p.levels, maxdiff);
+    for (int k = 0; k < p.levels; ++k) {
+        double m = 0.0;
+        for (const Partials &l : p.parts)
+            for (int b = 0; b < l.blocks; ++b)
+                m = std::fmax(m, l.at[size_t(k) * size_t(l.blocks) + size_t(b)]);
+        maxdiff[k] = m;
+    }
 }
 
 void CudaHeatSlab::back() {
@@ -448,7 +444,7 @@ void CudaHeatSlab::exchanged_pass(int levels, size_t own_begin, size_t own_end, 
     if (staged) sent_.wait_host();
     once.run();
     receive_halos(result, own_begin, own_end, x, recv);
-    edges_done_.make_wait(main); // the edges' maxima, for finish_pass
+    edges_done_.make_wait(main); // the pass ends after its edges (finish_pass)
 }
 
 void CudaHeatSlab::exchange_only(size_t own_begin, size_t own_end, const HaloExchange &x) {
@@ -571,16 +567,9 @@ void CudaHeatSlab::set_paths(HaloPath up, HaloPath down) {
     }
 }
 
-void CudaHeatSlab::finish_pass(int levels, int slot) {
-    const cudaStream_t s = ctx_.main();
-    level_max_kernel<<<levels, kLevelMaxThreads, 0, s>>>(slots_[0], slots_[1], slots_[2],
-                                                         static_cast<double *>(level_max_.get()));
-    check_launch("heat level_max_kernel");
-    pass_done_.record(s);
-    double *host = reinterpret_cast<double *>(host_level_max_.get()) + size_t(slot) * size_t(pass_.levels);
-    check(cudaMemcpyAsync(host, level_max_.get(), levels * sizeof(double), cudaMemcpyDeviceToHost, s),
-          "cudaMemcpyAsync (slab maxdiff)");
-    collected_[slot].record(s);
+void CudaHeatSlab::finish_pass(int slot) {
+    pass_done_.record(ctx_.main());
+    collected_[slot].record(ctx_.main());
 }
 
 void CudaHeatSlab::join_main() {
