@@ -3,11 +3,11 @@
 
 namespace gpk::mpi {
 
-Block check_blocks(Team &team, size_t rows, size_t begin, size_t count, const std::string &rows_name) {
+Block check_blocks(const Team &team, size_t rows, size_t begin, size_t count,
+                   const std::vector<uint64_t> &all, const std::string &rows_name) {
     Block b;
     b.begin = begin;
     b.count = count;
-    const std::vector<uint64_t> all = team.gather({uint64_t(begin), uint64_t(count)}); // one collective
     b.begins.resize(size_t(team.size()));
     b.counts.resize(size_t(team.size()));
     for (size_t r = 0; r < size_t(team.size()); ++r) {

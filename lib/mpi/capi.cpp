@@ -74,9 +74,9 @@ gpk_status heat_run(gpk_context *ctx, MPI_Comm comm, const gpk_heat_params *para
                     gpk_heat_report *final) {
     return boundary(ctx, [&] {
         Team team(comm);
-        gpk_heat_params p;
+        gpk_heat_params p{};
         std::vector<double> fixed; // fixed rows given in device memory, read on the host
-        team.step([&] {
+        const Outcome read = capture([&] {
             p = gpk::abi::read(params, "params");
             check_heat_locally(ctx, p, row_count, tinit, conductivity);
             if (p.fixed_rows && gpk_internal_on_device(ctx, p.fixed_rows)) {
@@ -87,7 +87,8 @@ gpk_status heat_run(gpk_context *ctx, MPI_Comm comm, const gpk_heat_params *para
                 p.fixed_rows = fixed.data();
             }
         });
-        team.check_same(
+        const std::vector<uint64_t> blocks = team.open(
+            read,
             {field("params->rows", uint64_t(p.rows)), field("params->cols", uint64_t(p.cols)),
              field("params->maxiter", uint64_t(p.maxiter)), field("params->threshold", p.threshold),
              field("params->period", uint64_t(p.period)),
@@ -95,8 +96,9 @@ gpk_status heat_run(gpk_context *ctx, MPI_Comm comm, const gpk_heat_params *para
              field("params->start_iteration", uint64_t(p.start_iteration)),
              field("params->checkpoint_interval", uint64_t(p.checkpoint_interval)),
              field("params->fixed_rows given (1) or NULL (0)", given(p.fixed_rows)),
-             field("params->on_checkpoint given (1) or NULL (0)", given((const void *)p.on_checkpoint))});
-        Block block = check_blocks(team, p.rows, row_begin, row_count, "params->rows");
+             field("params->on_checkpoint given (1) or NULL (0)", given((const void *)p.on_checkpoint))},
+            {uint64_t(row_begin), uint64_t(row_count)});
+        Block block = check_blocks(team, p.rows, row_begin, row_count, blocks, "params->rows");
         team.step([&] {
             gpk_status s =
                 gpk_internal_check_heat_block(ctx, tinit, conductivity, row_count, p.cols, row_begin);

@@ -209,8 +209,10 @@ public:
         stack_bottom_ = in_place && below_ ? below_ + 2 * reach_ : 0;
         const size_t stack_rows = stack_top_ + stack_bottom_;
         const size_t stack = aligned(stack_rows * in_row_) + stack_rows * out_row_;
-        // The rows sent are copied out beside the block's call, queued first where the block is in device
-        // memory, so that the exchange runs while the block is convolved.
+        // The rows sent are copied out beside the block's call, so that the exchange runs while the block is
+        // convolved. Where both images are in device memory the block's call is queued first (its copies
+        // aside wait only for what the caller queued before); a call on host memory returns once done, so
+        // the rows go out before it.
         Outcome o = capture([&] {
             if (in_row_ > size_t(INT_MAX)) fail(GPK_ERR_UNSUPPORTED, "a row of more than 2^31 - 1 bytes");
             // Host scratch: the rows sent, the rows received, and the stacked image of host blocks.
@@ -220,6 +222,12 @@ public:
             received_ = host + sent;
             stack_in_ = host + aligned(sent + received);
             if (dev()) aside(0); // after what the caller queued on the context
+            auto block_call = [&] {
+                queued_ = true;
+                check_ok(gpk_internal_convolve_queued(ctx_, &params_, &in_, src_, &out_, dst_), ctx_);
+            };
+            const bool call_first = in_place && in_dev_ && out_dev_;
+            if (call_first) block_call();
             // Runs of consecutive rows in one copy each.
             for (size_t k = 0; k < send_rows_.size();) {
                 size_t run = 1;
@@ -228,10 +236,7 @@ public:
                           src_ + (send_rows_[k] - block_.begin) * in_stride_, in_stride_, in_row_, run);
                 k += run;
             }
-            if (in_place) {
-                queued_ = true;
-                check_ok(gpk_internal_convolve_queued(ctx_, &params_, &in_, src_, &out_, dst_), ctx_);
-            }
+            if (in_place && !call_first) block_call();
             if (in_dev_ && !send_rows_.empty()) aside(2);
         });
         try {
@@ -422,10 +427,10 @@ void convolve(Team &team, gpk_context *ctx, const gpk_convolve_params *caller_pa
     gpk_image in_read{}, out_read{};
     const gpk_convolve_params *params = &params_read;
     const gpk_image *in = &in_read, *out = &out_read;
-    gpk_filter_info info;
+    gpk_filter_info info{};
     info.struct_size = sizeof info;
     std::vector<double> taps;
-    team.step([&] {
+    const Outcome read = capture([&] {
         require(ctx, "ctx");
         params_read = gpk::abi::read(caller_params, "params");
         require(params->filter, "params->filter");
@@ -451,15 +456,19 @@ void convolve(Team &team, gpk_context *ctx, const gpk_convolve_params *caller_pa
         std::memcpy(&w, &t, sizeof w);
         taps_hash = (taps_hash ^ w) * 0x100000001b3ull;
     }
-    team.check_same(
+    // The local checks, the parameters every rank must share and the blocks in one collective, before
+    // anything is queued.
+    const std::vector<uint64_t> blocks = team.open(
+        read,
         {field("height", uint64_t(height)), field("in->width", uint64_t(in->width)),
          field("in->channels", uint64_t(in->channels)), field("in->dtype", uint64_t(in->dtype)),
          field("out->dtype", uint64_t(out->dtype)), field("params->border", uint64_t(params->border)),
          field("params->normalize", uint64_t(params->normalize)),
          field("params->accumulate", uint64_t(params->accumulate)),
          field("params->filter (its shape)", uint64_t(info.kh * 1000003 + info.kw * 2 + info.separable)),
-         field("params->filter (its taps)", taps_hash)});
-    const Block block = check_blocks(team, height, row_begin, in->height, "height");
+         field("params->filter (its taps)", taps_hash)},
+        {uint64_t(row_begin), uint64_t(in->height)});
+    const Block block = check_blocks(team, height, row_begin, in->height, blocks, "height");
     if (team.size() == 1) { // the block is the whole image
         team.step([&] {
             check_ok(

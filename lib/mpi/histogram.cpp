@@ -34,7 +34,7 @@ void histogram(Team &team, gpk_context *ctx, int root, const gpk_histogram_param
                uint64_t *hist, uint64_t *uncounted) {
     const bool receives = root == GPK_MPI_ALL_RANKS || root == team.rank();
     gpk_histogram_params p{}; // the caller's, in this library's layout (engine/abi.hpp)
-    team.step([&] {
+    const Outcome read = capture([&] {
         require(ctx, "ctx");
         p = gpk::abi::read(caller, "params");
         if (root != GPK_MPI_ALL_RANKS && (root < 0 || root >= team.size()))
@@ -46,7 +46,7 @@ void histogram(Team &team, gpk_context *ctx, int root, const gpk_histogram_param
         if (p.bins == 0 || p.bins > (size_t(1) << 40))
             invalid("params->bins is " + std::to_string(p.bins) + "; it must be in 1..2^40");
     });
-    team.check_same({field("root", uint64_t(int64_t(root))), field("params->dtype", uint64_t(p.dtype)),
+    team.open(read, {field("root", uint64_t(int64_t(root))), field("params->dtype", uint64_t(p.dtype)),
                      field("params->channels", uint64_t(p.channels)), field("params->bins", uint64_t(p.bins)),
                      field("params->lower", p.lower), field("params->upper", p.upper),
                      field("params->saturate", uint64_t(p.saturate))});

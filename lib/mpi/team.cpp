@@ -78,7 +78,10 @@ Team::~Team() = default;
 void Team::agree(const Outcome &mine) {
     int first = mine.failed() ? rank_ : size_;
     MPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_INT, MPI_MIN, comm_);
-    if (first == size_) return;
+    if (first < size_) fail_from(first, mine);
+}
+
+void Team::fail_from(int first, const Outcome &mine) {
     int status = int(mine.status);
     std::string message = mine.message;
     unsigned long long length = message.size();
@@ -88,13 +91,6 @@ void Team::agree(const Outcome &mine) {
     MPI_Bcast(&message[0], int(length), MPI_CHAR, first, comm_);
     if (size_ > 1) message = "rank " + std::to_string(first) + ": " + message;
     throw Error(gpk_status(status), message);
-}
-
-std::vector<uint64_t> Team::gather(const std::vector<uint64_t> &mine) {
-    std::vector<uint64_t> all(mine.size() * static_cast<size_t>(size_));
-    MPI_Allgather(mine.data(), int(mine.size()), MPI_UINT64_T, all.data(), int(mine.size()), MPI_UINT64_T,
-                  comm_);
-    return all;
 }
 
 std::string rank_list(const std::vector<int> &ranks) {
@@ -123,14 +119,20 @@ std::string shown(const Field &f, uint64_t bits) {
 
 } // namespace
 
-void Team::check_same(const std::vector<Field> &fields) {
-    const size_t n = fields.size();
-    std::vector<uint64_t> mine(n), all(n * size_t(size_));
-    for (size_t k = 0; k < n; ++k) mine[k] = fields[k].bits;
-    MPI_Allgather(mine.data(), int(n), MPI_UINT64_T, all.data(), int(n), MPI_UINT64_T, comm_);
+std::vector<uint64_t> Team::open(const Outcome &mine, const std::vector<Field> &fields,
+                                 const std::vector<uint64_t> &extra) {
+    // A row a rank: failed (0 or 1), the fields' bits, the extra values.
+    const size_t n = fields.size(), w = 1 + n + extra.size();
+    std::vector<uint64_t> row(w), all(w * size_t(size_));
+    row[0] = mine.failed() ? 1 : 0;
+    for (size_t k = 0; k < n; ++k) row[1 + k] = fields[k].bits;
+    std::copy(extra.begin(), extra.end(), row.begin() + 1 + std::ptrdiff_t(n));
+    MPI_Allgather(row.data(), int(w), MPI_UINT64_T, all.data(), int(w), MPI_UINT64_T, comm_);
+    for (int r = 0; r < size_; ++r)
+        if (all[size_t(r) * w] != 0) fail_from(r, mine);
     for (size_t k = 0; k < n; ++k) {
         std::map<uint64_t, std::vector<int>> holders; // value -> ranks, in value order (same on every rank)
-        for (int r = 0; r < size_; ++r) holders[all[size_t(r) * n + k]].push_back(r);
+        for (int r = 0; r < size_; ++r) holders[all[size_t(r) * w + 1 + k]].push_back(r);
         if (holders.size() < 2) continue;
         std::vector<std::pair<uint64_t, std::vector<int>>> groups(holders.begin(), holders.end());
         std::sort(groups.begin(), groups.end(),
@@ -142,6 +144,12 @@ void Team::check_same(const std::vector<Field> &fields) {
         if (groups.size() > 4) message += "; and " + std::to_string(groups.size() - 4) + " other values";
         invalid(message + "; it must be the same on every rank");
     }
+    std::vector<uint64_t> extras;
+    extras.reserve(extra.size() * size_t(size_));
+    for (int r = 0; r < size_; ++r)
+        extras.insert(extras.end(), all.begin() + std::ptrdiff_t(size_t(r) * w + 1 + n),
+                      all.begin() + std::ptrdiff_t(size_t(r + 1) * w));
+    return extras;
 }
 
 } // namespace gpk::mpi

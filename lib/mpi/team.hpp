@@ -73,15 +73,18 @@ public:
     // Runs body (local work, no MPI), then agree.
     template <class F> void step(F &&body) { agree(capture(std::forward<F>(body))); }
 
-    // Throws on every rank GPK_ERR_INVALID_ARGUMENT naming the first field whose value differs between
-    // ranks, with the values and the ranks holding each. Every rank passes the same names, in the same
-    // order.
-    void check_same(const std::vector<Field> &fields);
-
-    // All ranks' values of a few 64-bit quantities (the same number on every rank), rank after rank.
-    std::vector<uint64_t> gather(const std::vector<uint64_t> &mine);
+    // A call's opening, in one collective: every rank's outcome of its local checks, as agree(); then, where
+    // none failed, throws on every rank GPK_ERR_INVALID_ARGUMENT naming the first of `fields` whose value
+    // differs between ranks, with the values and the ranks holding each (every rank passes the same names
+    // in the same order); else returns every rank's `extra` (as many values on every rank), rank after
+    // rank.
+    std::vector<uint64_t> open(const Outcome &mine, const std::vector<Field> &fields,
+                               const std::vector<uint64_t> &extra = {});
 
 private:
+    // Throws on every rank the outcome of rank `first`, which failed (collective).
+    [[noreturn]] void fail_from(int first, const Outcome &mine);
+
     MPI_Comm comm_ = MPI_COMM_NULL;
     int rank_ = 0, size_ = 1;
 };
