@@ -5,6 +5,8 @@
 // rows (for the histogram, SAMPLES / ranks samples in rows of 2^16), and times, median of REPS (default 10)
 // after a warm-up:
 //   alone  the same call of gpk.h on its own block, the ranks one after the other (one GPU on its own block);
+//   block  (several ranks) that call on every rank together: what sharing the host (or a GPU) costs without
+//          the gpk_mpi call's collectives, halos and reduction;
 //   ranks  the gpk_mpi call on every rank together (halo rows and min/max or the counts' reduction).
 // Prints "what op ranks size seconds Gsamples_per_s_per_gpu" (the slowest rank's time). Blocks are filled
 // on the device from a host pattern; values do not change the time.
@@ -117,7 +119,9 @@ void convolve(gpk_context *ctx, bool f32, size_t w, size_t h, int reps) {
     const std::string size = std::to_string(w) + "x" + std::to_string(h);
     const double pixels = double(w) * double(count);
     gpk_status s = GPK_OK;
-    line("alone", op, size, alone(reps, [&] { s = gpk_convolve(ctx, &p, &in, src, &out, dst); }), pixels);
+    auto plain = [&] { s = gpk_convolve(ctx, &p, &in, src, &out, dst); };
+    line("alone", op, size, alone(reps, plain), pixels);
+    if (g_size > 1) line("block", op, size, together(reps, plain), pixels);
     if (s != GPK_OK) die(ctx, "gpk_convolve");
     line(
         "ranks", op, size,
@@ -147,8 +151,9 @@ void histogram(gpk_context *ctx, double total, int reps) {
     const double samples = double(width) * double(height);
     const std::string size = std::to_string(width * height * size_t(g_size));
     gpk_status s = GPK_OK;
-    line("alone", "hist-u32-65536", size,
-         alone(reps, [&] { s = gpk_histogram(ctx, &p, data, hist.data(), nullptr); }), samples);
+    auto plain = [&] { s = gpk_histogram(ctx, &p, data, hist.data(), nullptr); };
+    line("alone", "hist-u32-65536", size, alone(reps, plain), samples);
+    if (g_size > 1) line("block", "hist-u32-65536", size, together(reps, plain), samples);
     if (s != GPK_OK) die(ctx, "gpk_histogram");
     line("ranks", "hist-u32-65536", size,
          together(reps,

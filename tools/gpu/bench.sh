@@ -137,7 +137,7 @@ if want mpiops; then
         run "bench_mpi_ops hist ${SAMPLES:-1e10} -np $np" 60 mpiops.log "${MPIRUN[@]}" -np "$np" \
             "$B/tests/mpi/bench_mpi_ops" hist "${SAMPLES:-1e10}" "$reps"
     done
-    rows_from '^(alone|ranks) ' mpiops.log
+    rows_from '^(alone|block|ranks) ' mpiops.log
 fi
 summary | tee "$OUT/summary.log"
 tar -czf "$OUT/logs.tar.gz" -C "$OUT" --exclude logs.tar.gz . 2>/dev/null
