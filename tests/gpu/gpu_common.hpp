@@ -5,6 +5,7 @@
 #include "check.hpp"
 #include "cpu_context.hpp"
 #include "hooks.hpp"
+#include "test_env.hpp"
 #include "gpk.h"
 
 #include <cuda_runtime.h>
@@ -116,24 +117,9 @@ struct Contexts {
     Contexts &operator=(const Contexts &) = delete;
 };
 
-// Sanitizer runs set GPK_TEST_QUICK=1: fewer and smaller cases.
-inline bool quick() {
-    const char *q = std::getenv("GPK_TEST_QUICK");
-    return q && *q && std::strcmp(q, "0") != 0;
-}
-
-// GPK_TEST_ONLY=name,name runs only the groups named (sanitizer runs take one group a process:
-// tools/gpu/sanitize_groups.sh finds a test's groups as the names it passes to wanted()).
-inline bool wanted(const char *group) {
-    const char *only = std::getenv("GPK_TEST_ONLY");
-    return !only || std::strstr(only, group) != nullptr;
-}
-
-// GPK_TEST_LARGE=1 adds the cases of several GiB (beyond 2^32 samples).
-inline bool large() {
-    const char *q = std::getenv("GPK_TEST_LARGE");
-    return q && *q && std::strcmp(q, "0") != 0;
-}
+using testenv::large;
+using testenv::quick;
+using testenv::wanted;
 
 // Fakes a device of `bytes` bytes for the calls made while it lives (the test hook of NOTES.md).
 class FakeDeviceMemory {

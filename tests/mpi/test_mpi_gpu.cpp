@@ -4,7 +4,9 @@
 // checkpoint), convolutions (exact u8 min/max, f32 2D and
 // separable with wrap and clamp), histograms (u8, f32, all samples equal); and a kernel launch failing on the
 // last rank in the middle of a heat run, which every rank must return as GPK_ERR_DEVICE. Exits 77 on every
-// rank where no CUDA device is usable. GPK_TEST_MPI_GPU_N overrides the heat grid's side. The same heat runs
+// rank where no CUDA device is usable. GPK_TEST_MPI_GPU_N overrides the heat grid's side; GPK_TEST_QUICK=1
+// (sanitizer runs) makes every image smaller and GPK_TEST_ONLY picks groups (heat, convolve, block_heights,
+// histogram). The same heat runs
 // and convolutions again on blocks in each rank's device memory (inputs and outputs), equal to the same
 // single-process results, and on blocks of 2 * reach rows and about it (device blocks, and one side on
 // the host). Rank 0 prints the halo path of every link (gpk_mpi_halo_paths): CUDA IPC where
@@ -14,6 +16,7 @@
 #include "hooks.hpp"
 #include "mpi_test.hpp"
 #include "samples.hpp"
+#include "test_env.hpp"
 
 #include "gpk_internal.h"
 
@@ -109,7 +112,7 @@ Run mine_on_device(gpk_context *ctx, const Setup &s, const std::vector<double> &
 
 void test_heat(gpk_context *ctx) {
     const char *side = std::getenv("GPK_TEST_MPI_GPU_N");
-    const size_t n = side ? size_t(std::atoll(side)) : 4096, m = n;
+    const size_t n = side ? size_t(std::atoll(side)) : testenv::quick() ? 256 : 4096, m = n;
     auto t = random_values(n * m, -100, 100, 1), c = random_values(n * m, 0, 1, 2);
     size_t begin, count;
     block_of(n, false, &begin, &count);
@@ -209,7 +212,7 @@ void test_convolve(gpk_context *ctx) {
                           {"box:9", GPK_U8, GPK_F32, GPK_BORDER_WRAP, GPK_NORMALIZE_NONE},
                           {"lp5", GPK_F64, GPK_F64, GPK_BORDER_ZERO, GPK_NORMALIZE_MINMAX},
                           {"box:17", GPK_F32, GPK_F32, GPK_BORDER_CLAMP, GPK_NORMALIZE_NONE}};
-    const size_t w = 2048, h = 1999;
+    const size_t w = testenv::quick() ? 512 : 2048, h = testenv::quick() ? 499 : 1999;
     for (const Case &k : cases) {
         gpk_filter *raw = nullptr;
         gpk_filter_create_named(&raw, k.filter);
@@ -329,7 +332,7 @@ void test_convolve_block_heights(gpk_context *ctx) {
 }
 
 void test_histogram(gpk_context *ctx) {
-    const size_t w = 4096, h = 4096;
+    const size_t w = testenv::quick() ? 1024 : 4096, h = w;
     for (int kind = 0; kind < 3; ++kind) {
         const gpk_dtype dtype = kind == 1 ? GPK_F32 : GPK_U8;
         const size_t sample = gpk_dtype_size(dtype);
@@ -379,10 +382,10 @@ int main(int argc, char **argv) {
         CHECK_OK(ctx, gpk_mpi_halo_paths(ctx, MPI_COMM_WORLD, 4096, 20, paths, sizeof paths, &seconds));
         if (rank() == 0)
             std::printf("halo paths (exchange of 4096 columns: %.1f us):\n%s", 1e6 * seconds, paths);
-        test_heat(ctx);
-        test_convolve(ctx);
-        test_convolve_block_heights(ctx);
-        test_histogram(ctx);
+        if (testenv::wanted("heat")) test_heat(ctx);
+        if (testenv::wanted("convolve")) test_convolve(ctx);
+        if (testenv::wanted("block_heights")) test_convolve_block_heights(ctx);
+        if (testenv::wanted("histogram")) test_histogram(ctx);
     }
     gpk_context_destroy(ctx);
     return finish("test_mpi_gpu");

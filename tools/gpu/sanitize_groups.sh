@@ -3,8 +3,11 @@
 # the repository root: each (tool, test, group) is its own process (GPK_TEST_ONLY=group, small and quick
 # mode), so that a slow tool (racecheck) on one group neither hides nor holds up the others, and the whole
 # test gets checked within a call. A test's groups are the names its main() passes to wanted(); a test
-# without groups runs whole.
-#   tools/gpu/sanitize_groups.sh [TEST...]          (default: every test_gpu_* program built in $B)
+# without groups runs whole. test_mpi_gpu (libgpk_mpi's CUDA ranks) runs on 2 ranks under mpirun, a
+# sanitizer a rank, its heat group also with host staging forced (group heat:host): a rank's sanitizer does
+# not see the rows its neighbour's process writes into its grids through CUDA IPC.
+#   tools/gpu/sanitize_groups.sh [TEST...]          (default: every test_gpu_* program built in $B, and
+#                                                     test_mpi_gpu where it was built and mpirun exists)
 # Environment: B (build directory, default build-check), OUT (logs, default sanitize-logs), TOOLS (default
 # "racecheck memcheck initcheck synccheck"), JOBS (processes at once, default 8), LIMIT (seconds a process at
 # most, default 300), BUDGET (seconds for the whole run, default 560: no process starts, or runs, past it).
@@ -33,12 +36,15 @@ if [ ${#tests[@]} -eq 0 ]; then
     for f in "$B"/tests/gpu/test_gpu_*; do
         [[ -x $f && ! -d $f && $(basename "$f") =~ ^test_gpu_[a-z_]+$ ]] && tests+=("$(basename "$f")")
     done
+    [ -x "$B/tests/mpi/test_mpi_gpu" ] && command -v mpirun >/dev/null && tests+=(test_mpi_gpu)
 fi
 
 # The groups of a test: wanted("name") in its source, or "all" (no GPK_TEST_ONLY) where it has none.
 groups_of() {
     local src=tests/gpu/$1.cpp g
+    [[ $1 == test_mpi_* ]] && src=tests/mpi/$1.cpp
     g=$(grep -o 'wanted("[a-z0-9_]*")' "$src" 2>/dev/null | sed 's/wanted("//; s/")//' | tr '\n' ' ')
+    [ "$1" = test_mpi_gpu ] && g="$g heat:host"
     echo "${g:-all}"
 }
 
@@ -55,13 +61,22 @@ one() {
     fi
     local extra=()
     [ "$tool" = memcheck ] && extra=(--leak-check full)
-    [ "$group" != all ] && only=$group
-    local t0
+    [ "$group" != all ] && only=${group%:host}
+    local t0 launch=() program=$B/tests/gpu/$test session=''
+    if [[ $test == test_mpi_* ]]; then
+        program=$B/tests/mpi/$test
+        # A session folder of its own: mpiruns starting together race to create the shared one (Open MPI 4).
+        session=$(mktemp -d /tmp/gpk-ompi.XXXXXX)
+        launch=(mpirun --allow-run-as-root --oversubscribe --mca orte_tmpdir_base "$session" -np 2 -x GPK_TEST_SMALL
+            -x GPK_TEST_QUICK -x GPK_TEST_NO_LEAK_CHECK ${only:+-x GPK_TEST_ONLY})
+        [[ $group == *:host ]] && launch+=(-x GPK_TEST_MPI_HALO=host)
+    fi
     t0=$(date +%s)
     env GPK_TEST_SMALL=1 GPK_TEST_QUICK=1 GPK_TEST_NO_LEAK_CHECK=1 ${only:+GPK_TEST_ONLY=$only} \
-        timeout -k 5 "$limit" compute-sanitizer --tool "$tool" "${extra[@]}" --error-exitcode 3 "$B/tests/gpu/$test" \
-        >"$log" 2>&1
+        timeout -k 5 "$limit" "${launch[@]}" compute-sanitizer --tool "$tool" "${extra[@]}" --error-exitcode 3 \
+        "$program" >"$log" 2>&1
     echo "$tool $test $group $? $(($(date +%s) - t0))" >"$log.row"
+    [ -n "$session" ] && rm -rf "$session"
 }
 export -f one
 export B OUT LIMIT BUDGET START
