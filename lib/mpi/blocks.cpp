@@ -3,17 +3,17 @@
 
 namespace gpk::mpi {
 
-Block check_blocks(const Team &team, size_t rows, size_t begin, size_t count,
-                   const std::vector<uint64_t> &all, const std::string &rows_name) {
+Block check_blocks(const Team &team, size_t rows, const std::vector<uint64_t> &all,
+                   const std::string &rows_name) {
     Block b;
-    b.begin = begin;
-    b.count = count;
     b.begins.resize(size_t(team.size()));
     b.counts.resize(size_t(team.size()));
     for (size_t r = 0; r < size_t(team.size()); ++r) {
         b.begins[r] = size_t(all[2 * r]);
         b.counts[r] = size_t(all[2 * r + 1]);
     }
+    b.begin = b.begins[size_t(team.rank())];
+    b.count = b.counts[size_t(team.rank())];
     std::vector<int> empty;
     for (int r = 0; r < team.size(); ++r)
         if (b.counts[size_t(r)] == 0) empty.push_back(r);

@@ -13,11 +13,11 @@ struct Block {
     std::vector<size_t> begins, counts; // every rank's, in rank order
 };
 
-// This rank's block and every rank's (`all`: each rank's first row and count, rank after rank, as
-// Team::open gathers them), checked to tile rows [0, rows) in rank order, each of at least one row;
-// otherwise throws GPK_ERR_INVALID_ARGUMENT naming the ranks, the same on every rank (`rows_name`: how the
-// row total is called in messages, e.g. "params->rows").
-Block check_blocks(const Team &team, size_t rows, size_t begin, size_t count,
-                   const std::vector<uint64_t> &all, const std::string &rows_name);
+// Every rank's block (`all`: each rank's first row and count, rank after rank, as Team::open gathers them)
+// and this rank's, checked to tile rows [0, rows) in rank order, each of at least one row; otherwise throws
+// GPK_ERR_INVALID_ARGUMENT naming the ranks, the same on every rank (`rows_name`: how the row total is
+// called in messages, e.g. "params->rows").
+Block check_blocks(const Team &team, size_t rows, const std::vector<uint64_t> &all,
+                   const std::string &rows_name);
 
 } // namespace gpk::mpi

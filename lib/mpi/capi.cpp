@@ -98,7 +98,7 @@ gpk_status heat_run(gpk_context *ctx, MPI_Comm comm, const gpk_heat_params *para
              field("params->fixed_rows given (1) or NULL (0)", given(p.fixed_rows)),
              field("params->on_checkpoint given (1) or NULL (0)", given((const void *)p.on_checkpoint))},
             {uint64_t(row_begin), uint64_t(row_count)});
-        Block block = check_blocks(team, p.rows, row_begin, row_count, blocks, "params->rows");
+        Block block = check_blocks(team, p.rows, blocks, "params->rows");
         team.step([&] {
             gpk_status s =
                 gpk_internal_check_heat_block(ctx, tinit, conductivity, row_count, p.cols, row_begin);

@@ -468,7 +468,7 @@ void convolve(Team &team, gpk_context *ctx, const gpk_convolve_params *caller_pa
          field("params->filter (its shape)", uint64_t(info.kh * 1000003 + info.kw * 2 + info.separable)),
          field("params->filter (its taps)", taps_hash)},
         {uint64_t(row_begin), uint64_t(in->height)});
-    const Block block = check_blocks(team, height, row_begin, in->height, blocks, "height");
+    const Block block = check_blocks(team, height, blocks, "height");
     if (team.size() == 1) { // the block is the whole image
         team.step([&] {
             check_ok(
