@@ -62,12 +62,12 @@ one() {
     local extra=()
     [ "$tool" = memcheck ] && extra=(--leak-check full)
     [ "$group" != all ] && only=${group%:host}
-    local t0 launch=() program=$B/tests/gpu/$test session=''
+    local t0 launch=() program=$B/tests/gpu/$test ompi_tmp=''
     if [[ $test == test_mpi_* ]]; then
         program=$B/tests/mpi/$test
-        # A session folder of its own: mpiruns starting together race to create the shared one (Open MPI 4).
-        session=$(mktemp -d /tmp/gpk-ompi.XXXXXX)
-        launch=(mpirun --allow-run-as-root --oversubscribe --mca orte_tmpdir_base "$session" -np 2 -x GPK_TEST_SMALL
+        # An Open MPI temporary folder of its own: mpiruns starting together race to create the shared one.
+        ompi_tmp=$(mktemp -d /tmp/gpk-ompi.XXXXXX)
+        launch=(mpirun --allow-run-as-root --oversubscribe --mca orte_tmpdir_base "$ompi_tmp" -np 2 -x GPK_TEST_SMALL
             -x GPK_TEST_QUICK -x GPK_TEST_NO_LEAK_CHECK ${only:+-x GPK_TEST_ONLY})
         [[ $group == *:host ]] && launch+=(-x GPK_TEST_MPI_HALO=host)
     fi
@@ -76,7 +76,7 @@ one() {
         timeout -k 5 "$limit" "${launch[@]}" compute-sanitizer --tool "$tool" "${extra[@]}" --error-exitcode 3 \
         "$program" >"$log" 2>&1
     echo "$tool $test $group $? $(($(date +%s) - t0))" >"$log.row"
-    [ -n "$session" ] && rm -rf "$session"
+    if [ -n "$ompi_tmp" ]; then rm -rf "$ompi_tmp"; fi
 }
 export -f one
 export B OUT LIMIT BUDGET START
