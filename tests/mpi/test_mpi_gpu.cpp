@@ -5,8 +5,8 @@
 // separable with wrap and clamp), histograms (u8, f32, all samples equal); and a kernel launch failing on the
 // last rank in the middle of a heat run, which every rank must return as GPK_ERR_DEVICE. Exits 77 on every
 // rank where no CUDA device is usable. GPK_TEST_MPI_GPU_N overrides the heat grid's side; GPK_TEST_QUICK=1
-// (sanitizer runs) makes every image smaller and GPK_TEST_ONLY picks groups (heat, convolve, block_heights,
-// histogram). The same heat runs
+// (sanitizer runs) makes every image smaller and the heat runs fewer and shorter, and GPK_TEST_ONLY picks
+// groups (heat_runs, heat_device, heat_stops, convolve, block_heights, histogram). The same heat runs
 // and convolutions again on blocks in each rank's device memory (inputs and outputs), equal to the same
 // single-process results, and on blocks of 2 * reach rows and about it (device blocks, and one side on
 // the host). Rank 0 prints the halo path of every link (gpk_mpi_halo_paths): CUDA IPC where
@@ -110,36 +110,67 @@ Run mine_on_device(gpk_context *ctx, const Setup &s, const std::vector<double> &
     return r;
 }
 
-void test_heat(gpk_context *ctx) {
+// The heat grid and this rank's block of it.
+struct HeatCase {
+    Setup s;
+    std::vector<double> t, c;
+    size_t begin = 0, count = 0;
+};
+
+// Quick mode (sanitizer runs): a smaller grid and 150 iterations (racecheck takes seconds a launch).
+HeatCase heat_case() {
     const char *side = std::getenv("GPK_TEST_MPI_GPU_N");
-    const size_t n = side ? size_t(std::atoll(side)) : testenv::quick() ? 256 : 4096, m = n;
-    auto t = random_values(n * m, -100, 100, 1), c = random_values(n * m, 0, 1, 2);
-    size_t begin, count;
-    block_of(n, false, &begin, &count);
-    const Setup s{n, m, 200, 0.0, 50};
-    const Run want = whole(ctx, s, t, c);
-    compare(mine(ctx, s, t, c, begin, count), want, begin, count, m, "heat " + std::to_string(n));
-    compare(mine_on_device(ctx, s, t, c, begin, count), want, begin, count, m,
-            "heat " + std::to_string(n) + ", device blocks");
-    // Convergence at iteration 101, inside a pass.
+    const bool quick = testenv::quick();
+    const size_t n = side ? size_t(std::atoll(side)) : quick ? 256 : 4096, m = n;
+    HeatCase h{Setup{n, m, quick ? size_t(150) : size_t(200), 0.0, 50}, random_values(n * m, -100, 100, 1),
+               random_values(n * m, 0, 1, 2)};
+    block_of(n, false, &h.begin, &h.count);
+    return h;
+}
+
+// Runs to their end, on host blocks or on device blocks: to maxiter, and converging inside a pass and at its
+// end.
+void test_heat_runs(gpk_context *ctx, bool device) {
+    const HeatCase h = heat_case();
+    const Setup &s = h.s;
+    const auto &t = h.t, &c = h.c;
+    const size_t begin = h.begin, count = h.count, n = s.n, m = s.m;
+    const std::string blocks = device ? ", device blocks" : "";
+    auto run = [&](const Setup &x) {
+        return device ? mine_on_device(ctx, x, t, c, begin, count) : mine(ctx, x, t, c, begin, count);
+    };
+    compare(run(s), whole(ctx, s, t, c), begin, count, m, "heat " + std::to_string(n) + blocks);
     Setup free = s;
     free.progress = 1;
     const std::vector<double> md = whole(ctx, free, t, c).rec.progress_maxdiffs;
     // Convergence at iterations inside a pass and at its end (passes of up to 6 levels restart at the
     // periods' multiples): the pass launched beyond it is dropped and the one it is in redone up to it.
-    for (size_t at : {size_t(101), size_t(102), size_t(106), size_t(107), size_t(149)}) {
+    // Quick mode keeps one of each.
+    const std::vector<size_t> ats =
+        testenv::quick() ? std::vector<size_t>{101, 106} : std::vector<size_t>{101, 102, 106, 107, 149};
+    for (size_t at : ats) {
         if (md.size() < at || !(md[at - 1] < md[at - 2])) continue;
         if (*std::min_element(md.begin(), md.begin() + long(at) - 1) <= md[at - 1]) continue;
         Setup conv = s;
         conv.threshold = 0.5 * (md[at - 1] + *std::min_element(md.begin(), md.begin() + long(at) - 1));
         const Run w = whole(ctx, conv, t, c);
         CHECK_EQ(w.final.niter, at);
-        const std::string what = "heat converging at " + std::to_string(at);
-        compare(mine(ctx, conv, t, c, begin, count), w, begin, count, m, what);
-        compare(mine_on_device(ctx, conv, t, c, begin, count), w, begin, count, m, what + ", device blocks");
+        compare(run(conv), w, begin, count, m, "heat converging at " + std::to_string(at) + blocks);
     }
-    // A progress callback that stops the run inside a pass, and at a pass's end.
-    for (size_t at : {size_t(77), size_t(96)}) {
+}
+
+// Runs that end early or start late: a progress callback stopping them, a resumed checkpoint, and a launch
+// failing on one rank.
+void test_heat_stops(gpk_context *ctx) {
+    const HeatCase h = heat_case();
+    const Setup &s = h.s;
+    const auto &t = h.t, &c = h.c;
+    const size_t begin = h.begin, count = h.count, n = s.n, m = s.m;
+    const Run want = whole(ctx, s, t, c);
+    // A progress callback that stops the run inside a pass, and at a pass's end (quick mode: inside).
+    const std::vector<size_t> stops =
+        testenv::quick() ? std::vector<size_t>{77} : std::vector<size_t>{77, 96};
+    for (size_t at : stops) {
         Setup every = s;
         every.progress = 1;
         Run w, got;
@@ -382,7 +413,9 @@ int main(int argc, char **argv) {
         CHECK_OK(ctx, gpk_mpi_halo_paths(ctx, MPI_COMM_WORLD, 4096, 20, paths, sizeof paths, &seconds));
         if (rank() == 0)
             std::printf("halo paths (exchange of 4096 columns: %.1f us):\n%s", 1e6 * seconds, paths);
-        if (testenv::wanted("heat")) test_heat(ctx);
+        if (testenv::wanted("heat_runs")) test_heat_runs(ctx, false);
+        if (testenv::wanted("heat_device")) test_heat_runs(ctx, true);
+        if (testenv::wanted("heat_stops")) test_heat_stops(ctx);
         if (testenv::wanted("convolve")) test_convolve(ctx);
         if (testenv::wanted("block_heights")) test_convolve_block_heights(ctx);
         if (testenv::wanted("histogram")) test_histogram(ctx);
