@@ -157,7 +157,7 @@ private:
     void exchanged_pass(int levels, size_t own_begin, size_t own_end, const HaloExchange &x,
                         double *const *send, double *const *recv, ExchangeOnce &once);
     // The pass just enqueued: its end on the main stream, where collect() waits for it.
-    void finish_pass(int slot);
+    void finish_pass();
     // The main stream after everything of the slab's other streams (what a read of the grid needs).
     void join_main();
     // Waits for all of the slab's work; never throws (destructor, close_peers).
@@ -186,7 +186,6 @@ private:
     Event edges_done_, halos_in_, pass_done_, sent_, collected_[2];
     Partials slots_[kLaunches]{};
     size_t slot_capacity_ = 0; // doubles per launch's partials
-    int parity_ = 0;           // of the pass being launched: the set of partials its launches write
     struct Planned {
         size_t rows;
         bool cross;
@@ -196,12 +195,14 @@ private:
     // Passes launched and not collected, oldest first: levels, parity and launches' partials; launches_
     // counts the passes kept (a pass's parity).
     struct Pending {
-        int levels, slot;
+        int levels, parity;
         Partials parts[kLaunches];
     };
     Pending pending_[kGrids - 1]{};
     int in_flight_ = 0;
     unsigned long long launches_ = 0;
+    // The pass being launched: its partials' set and the event collect() waits on.
+    int parity() const { return int(launches_ & 1); }
     // The links (set_paths): each side's path; the device buffers of device sides ([send up, send down,
     // recv up, recv down]); the events this slab offers with its grids, and the neighbours' opened offers.
     HaloPath paths_[2] = {HaloPath::host, HaloPath::host};
@@ -227,7 +228,7 @@ CudaHeatSlab::CudaHeatSlab(DeviceContext &ctx, const HeatSlabJob &job)
     const int T = pass_.kernel->levels;
     const size_t levels = size_t(pass_.levels);
     shape_.strip = pass_.kernel->threads - 2 * T;
-    // Each slot holds the maxima (T levels a block) of a launch of as many blocks as a plan gives.
+    // A launch's partials: the maxima (T levels a block) of as many blocks as a plan gives.
     slot_capacity_ = heat::max_pass_blocks(pass_, cols_, ctx_.limits().multiprocessors) * (size_t)T;
     partials_.reserve(2 * kLaunches * slot_capacity_ * sizeof(double));
     state_.reserve(sizeof(heat::DeviceState));
@@ -271,7 +272,7 @@ void CudaHeatSlab::launch_rows(size_t r0, size_t r1, int levels, int slot, cudaS
     shape.row_end = (long long)r1;
     const dim3 grid(r1 > r0 ? blocks_for(r1 - r0, cross) : 0);
     double *partials =
-        reinterpret_cast<double *>(partials_.get()) + size_t(parity_ * kLaunches + slot) * slot_capacity_;
+        reinterpret_cast<double *>(partials_.get()) + size_t(parity() * kLaunches + slot) * slot_capacity_;
     slots_[slot] = Partials{partials, int(grid.x)};
     if (r1 <= r0) return;
     if ((size_t)grid.x * (size_t)pass_.kernel->levels > slot_capacity_)
@@ -328,8 +329,6 @@ void CudaHeatSlab::launch(unsigned levels, size_t own_begin, size_t own_end, con
             fail(GPK_ERR_INTERNAL, "heat slab: a pass of " + std::to_string(levels) + " levels over rows " +
                                        std::to_string(own_begin) + ".." + std::to_string(own_end));
         if (in_flight_ == kGrids - 1) fail(GPK_ERR_INTERNAL, "heat slab: a pass beyond the grids it keeps");
-        const int slot = int(launches_ & 1);
-        parity_ = slot;
         if (exchanging) {
             check_exchange(own_begin, own_end, *exchange, levels);
             exchanged_pass(int(levels), own_begin, own_end, *exchange, send, recv, once);
@@ -341,8 +340,8 @@ void CudaHeatSlab::launch(unsigned levels, size_t own_begin, size_t own_end, con
             launch_rows(own_begin, own_end, int(levels), 1, ctx_.main());
             slots_[0] = slots_[2] = Partials{nullptr, 0};
         }
-        finish_pass(slot);
-        pending_[in_flight_++] = Pending{int(levels), slot, {slots_[0], slots_[1], slots_[2]}};
+        finish_pass();
+        pending_[in_flight_++] = Pending{int(levels), parity(), {slots_[0], slots_[1], slots_[2]}};
         ++launches_;
         cur_ = (cur_ + 1) % kGrids;
         point_views();
@@ -360,7 +359,7 @@ void CudaHeatSlab::collect(double *maxdiff) {
     const Pending p = pending_[0];
     std::copy(pending_ + 1, pending_ + in_flight_, pending_);
     --in_flight_;
-    collected_[p.slot].wait_host();
+    collected_[p.parity].wait_host();
     for (int k = 0; k < p.levels; ++k) {
         double m = 0.0;
         for (const Partials &l : p.parts)
@@ -572,9 +571,9 @@ void CudaHeatSlab::set_paths(HaloPath up, HaloPath down) {
     }
 }
 
-void CudaHeatSlab::finish_pass(int slot) {
+void CudaHeatSlab::finish_pass() {
     pass_done_.record(ctx_.main());
-    collected_[slot].record(ctx_.main());
+    collected_[parity()].record(ctx_.main());
 }
 
 void CudaHeatSlab::join_main() {
