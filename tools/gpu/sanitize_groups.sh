@@ -4,8 +4,8 @@
 # mode), so that a slow tool (racecheck) on one group neither hides nor holds up the others, and the whole
 # test gets checked within a call. A test's groups are the names its main() passes to wanted(); a test
 # without groups runs whole. test_mpi_gpu (libgpk_mpi's CUDA ranks) runs on 2 ranks under mpirun, a
-# sanitizer a rank (CUDA IPC between them), its heat groups also with host staging forced (groups
-# heat_runs:host, heat_stops:host), the path between ranks whose GPUs cannot reach each other.
+# sanitizer a rank (CUDA IPC between them), each heat group also with host staging forced (heat_runs:host
+# and so on), the path between ranks whose GPUs cannot reach each other.
 #   tools/gpu/sanitize_groups.sh [TEST...]          (default: every test_gpu_* program built in $B, and
 #                                                     test_mpi_gpu where it was built and mpirun exists)
 # Environment: B (build directory, default build-check), OUT (logs, default sanitize-logs), TOOLS (default
