@@ -6,6 +6,9 @@
 # without groups runs whole. test_mpi_gpu (libgpk_mpi's CUDA ranks) runs on 2 ranks under mpirun, a
 # sanitizer a rank (CUDA IPC between them), each heat group also with host staging forced (heat_runs:host
 # and so on), the path between ranks whose GPUs cannot reach each other.
+# Under racecheck its six heat runs take minutes each and slow one another down (each rank is a sanitized
+# context taking turns on the GPU): give them a call of their own, two or three at once
+# (TOOLS=racecheck ONLY="heat_runs heat_device" JOBS=2 ...; RELIABILITY.md has the times).
 #   tools/gpu/sanitize_groups.sh [TEST...]          (default: every test_gpu_* program built in $B, and
 #                                                     test_mpi_gpu where it was built and mpirun exists)
 # Environment: B (build directory, default build-check), OUT (logs, default sanitize-logs), TOOLS (default
