@@ -458,7 +458,8 @@ void CudaHeatSlab::exchange_only(size_t own_begin, size_t own_end, const HaloExc
     try {
         DeviceScope scope(device_);
         check_exchange(own_begin, own_end, x, 1);
-        join_main();
+        // After everything on the main stream, which already follows the last pass's edges; the received
+        // rows of that pass came in on the copy stream itself.
         edges_done_.record(ctx_.main());
         edges_done_.make_wait(copies_.get());
         if (send_edges(cur_, own_begin, own_end, x, send)) sent_.wait_host();
