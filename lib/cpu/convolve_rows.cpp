@@ -21,10 +21,11 @@ template <class In, class A> GPK_INLINE void convert_impl(const In *src, A *dst,
 // feeds every row whose window holds that line, and kRows * kVectors independent sums stay in registers
 // across all taps. Each tap is a broadcast and multiply-adds at fixed offsets: no branch on borders. Every
 // row is summed in the same order (a, then b) whatever kRows is, so the results do not depend on grouping.
-template <class A, int kRows, int kVectors>
+// Vectors are the level's registers (simd::Vector), so that the sums are never spilled.
+template <class A, Isa kIsa, int kRows, int kVectors>
 GPK_INLINE void correlate_impl(const A *const *lines, const A *taps, int kh, int kw, size_t step,
                                A *const *out, Span span) {
-    using V = typename Vector<A>::type;
+    using V = typename Vector<A, kIsa>::type;
     constexpr size_t L = sizeof(V) / sizeof(A);
     static_assert(kBlockBytes % (kVectors * sizeof(V)) == 0, "whole blocks cover a padded row");
     const size_t ahead_bytes = kVectors * L * span.ahead_sample_bytes;
@@ -45,7 +46,12 @@ GPK_INLINE void correlate_impl(const A *const *lines, const A *taps, int kh, int
             for (int b = 0; b < kw; ++b, src += step) {
                 V x[kVectors];
 #pragma GCC unroll 8
-                for (int v = 0; v < kVectors; ++v) x[v] = load<V>(src + v * L);
+                for (int v = 0; v < kVectors; ++v) {
+                    x[v] = load<V>(src + v * L);
+                    // Several rows use x[v]: keep it in a register. Left to itself, GCC folds the load into
+                    // each row's multiply-add, loading it (often across two cache lines) once per row.
+                    if constexpr (kRows > 1) asm("" : "+x"(x[v]));
+                }
 #pragma GCC unroll 4
                 for (int r = 0; r < kRows; ++r) {
                     const int a = l - r; // the filter row that line l is for output row r
@@ -74,25 +80,23 @@ GPK_INLINE void correlate_impl(const A *const *lines, const A *taps, int kh, int
 template <class A>
 using CorrelateFn = void (*)(const A *const *, const A *, int, int, size_t, A *const *, Span);
 
-// Register budgets: 32 AVX-512 registers hold 2 x 8 sums; 16 AVX2 registers hold 2 x 2 (64-byte) sums;
-// 16 SSE2 registers hold 2 (64-byte) sums for one row.
-template <class A, int kRows>
-GPK_TARGET_AVX512 void correlate_avx512(const A *const *lines, const A *taps, int kh, int kw, size_t step,
-                                        A *const *out, Span span) {
-    correlate_impl<A, kRows, 8>(lines, taps, kh, kw, step, out, span);
+// Register budgets (sums + one line's vectors + the broadcast tap): two rows take 2 x 8 + 8 + 1 of the 32
+// AVX-512 registers, 2 x 4 + 4 + 1 of the 16 AVX2 or SSE2 ones; one row (the separable row pass) takes 8
+// sums, its vectors read straight from memory by the multiply-adds.
+template <Isa kIsa, int kRows> constexpr int vectors_per_row() {
+    return kIsa == Isa::avx512 || kRows == 1 ? 8 : 4;
 }
 
-template <class A, int kRows>
-GPK_TARGET_AVX2 void correlate_avx2(const A *const *lines, const A *taps, int kh, int kw, size_t step,
-                                    A *const *out, Span span) {
-    correlate_impl<A, kRows, kRows == 1 ? 4 : 2>(lines, taps, kh, kw, step, out, span);
-}
-
-template <class A, int kRows>
-void correlate_baseline(const A *const *lines, const A *taps, int kh, int kw, size_t step, A *const *out,
-                        Span span) {
-    for (int r = 0; r < kRows; ++r) correlate_impl<A, 1, 2>(lines + r, taps, kh, kw, step, out + r, span);
-}
+#define GPK_CORRELATE_VARIANT(name, target, isa)                                                             \
+    template <class A, int kRows>                                                                            \
+    target void name(const A *const *lines, const A *taps, int kh, int kw, size_t step, A *const *out,       \
+                     Span span) {                                                                            \
+        correlate_impl<A, isa, kRows, vectors_per_row<isa, kRows>()>(lines, taps, kh, kw, step, out, span);  \
+    }
+GPK_CORRELATE_VARIANT(correlate_avx512, GPK_TARGET_AVX512, Isa::avx512)
+GPK_CORRELATE_VARIANT(correlate_avx2, GPK_TARGET_AVX2, Isa::avx2)
+GPK_CORRELATE_VARIANT(correlate_baseline, , Isa::baseline)
+#undef GPK_CORRELATE_VARIANT
 
 // The variant for the active instruction set.
 template <class A, int kRows> CorrelateFn<A> pick_correlate() {

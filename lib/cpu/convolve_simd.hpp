@@ -6,6 +6,8 @@
 #include <cstring>
 #include <emmintrin.h>
 
+#include "cpu/isa.hpp"
+
 // Each entry point is compiled per instruction set (GPK_ISA_VARIANTS, cpu/isa.hpp) and chosen at every
 // call; the bodies are always-inline templates so that every variant vectorises them with its own width.
 #define GPK_INLINE inline __attribute__((always_inline))
@@ -19,8 +21,16 @@
 
 namespace gpk::cpu::conv::simd {
 
-// 64 bytes of A: one AVX-512 register, two AVX2 ones, four SSE2 ones.
-template <class A> struct Vector { typedef A type __attribute__((vector_size(64))); };
+// One register of the level: 64 bytes (AVX-512), 32 (AVX2) or 16 (SSE2). Code compiled for a level uses
+// its own width: a wider vector type would be split by the compiler into register-sized halves, which
+// GCC builds and reads back through the stack (scalar stores, then a wide load that cannot be forwarded)
+// instead of keeping them in registers.
+constexpr size_t vector_bytes(Isa isa) {
+    return isa == Isa::avx512 ? 64 : isa == Isa::avx2 ? 32 : 16;
+}
+template <class A, Isa kIsa> struct Vector {
+    typedef A type __attribute__((vector_size(vector_bytes(kIsa))));
+};
 
 template <class V, class A> GPK_INLINE V load(const A *p) {
     V v;

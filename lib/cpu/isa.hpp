@@ -29,15 +29,19 @@ void select_isa();
 #endif
 
 // Defines name_avx512, name_avx2 and name_baseline, each `ret name_X params { return call; }` compiled for
-// its level; `call` is typically an always-inline template, vectorised anew in each.
+// its level; `call` is typically an always-inline template, vectorised anew in each. Inside `call`, kIsa
+// names the variant's level (for code that sizes its vectors to the level's registers).
 #define GPK_ISA_VARIANTS(ret, name, params, call)                                                            \
     GPK_TARGET_AVX512 ret name##_avx512 params {                                                             \
+        [[maybe_unused]] constexpr ::gpk::cpu::Isa kIsa = ::gpk::cpu::Isa::avx512;                           \
         return call;                                                                                         \
     }                                                                                                        \
     GPK_TARGET_AVX2 ret name##_avx2 params {                                                                 \
+        [[maybe_unused]] constexpr ::gpk::cpu::Isa kIsa = ::gpk::cpu::Isa::avx2;                             \
         return call;                                                                                         \
     }                                                                                                        \
     ret name##_baseline params {                                                                             \
+        [[maybe_unused]] constexpr ::gpk::cpu::Isa kIsa = ::gpk::cpu::Isa::baseline;                         \
         return call;                                                                                         \
     }
 
