@@ -284,20 +284,26 @@ template <class A> struct RowTarget {
 // Runs the tap pass over `span` for `rows` output rows, split where the targets' direct parts end.
 template <class A, class Correlate>
 void split_pass(const RowTarget<A> *targets, int rows, Span span, Correlate &&correlate_into) {
-    A *out[kMaxRowsPerPass];
+    A *out[kMaxRowsPerPass] = {};
     const size_t cut = std::clamp(targets[0].direct_end, span.begin, span.end), end = span.end;
     if (span.begin < cut) {
         bool stream = true;
-        for (int r = 0; r < rows; ++r) out[r] = targets[r].direct, stream = stream && targets[r].stream;
+        for (int r = 0; r < rows; ++r) stream = stream && targets[r].stream;
+        // Rows to stream are computed into the scratch rows, then copied out in one run of non-temporal
+        // stores: stores spread through the tap loop's work leave write-combining buffers part-filled, and
+        // were slower than plain stores (bench/RESULTS.md, variants).
+        for (int r = 0; r < rows; ++r) out[r] = stream ? targets[r].scratch : targets[r].direct;
         span.end = cut;
-        span.stream = stream;
         correlate_into(out, span);
+        if (stream)
+            for (int r = 0; r < rows; ++r)
+                stream_copy(targets[r].direct + span.begin, targets[r].scratch + span.begin,
+                            (cut - span.begin) * sizeof(A));
     }
     if (cut < end) {
         for (int r = 0; r < rows; ++r) out[r] = targets[r].scratch;
         span.begin = cut;
         span.end = end;
-        span.stream = false;
         correlate_into(out, span);
     }
 }

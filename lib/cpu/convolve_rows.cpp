@@ -29,6 +29,10 @@ GPK_INLINE void correlate_impl(const A *const *lines, const A *taps, int kh, int
     constexpr size_t L = sizeof(V) / sizeof(A);
     static_assert(kBlockBytes % (kVectors * sizeof(V)) == 0, "whole blocks cover a padded row");
     const size_t ahead_bytes = kVectors * L * span.ahead_sample_bytes;
+    // The output rows in locals: the stores (memcpy) may alias anything, out[] included, which would
+    // otherwise be read again after each.
+    A *row[kRows];
+    for (int r = 0; r < kRows; ++r) row[r] = out[r];
     for (size_t i = span.begin; i < span.end; i += kVectors * L) {
         for (const char *row : span.ahead)
             if (row)
@@ -62,19 +66,11 @@ GPK_INLINE void correlate_impl(const A *const *lines, const A *taps, int kh, int
                 }
             }
         }
-        if (span.stream) {
 #pragma GCC unroll 8
-            for (int r = 0; r < kRows; ++r)
+        for (int r = 0; r < kRows; ++r)
 #pragma GCC unroll 8
-                for (int v = 0; v < kVectors; ++v) simd::stream_store(out[r] + i + v * L, acc[r][v]);
-        } else {
-#pragma GCC unroll 8
-            for (int r = 0; r < kRows; ++r)
-#pragma GCC unroll 8
-                for (int v = 0; v < kVectors; ++v) store(out[r] + i + v * L, acc[r][v]);
-        }
+            for (int v = 0; v < kVectors; ++v) store(row[r] + i + v * L, acc[r][v]);
     }
-    if (span.stream) _mm_sfence(); // order the streamed rows before whatever says they are done
 }
 
 template <class A>
@@ -127,6 +123,16 @@ GPK_CONVERT_VARIANTS(uint16_t, int64_t)
 #undef GPK_CONVERT_VARIANTS
 
 } // namespace
+
+void stream_copy(void *dst, const void *src, size_t bytes) {
+    struct Piece {
+        char b[16];
+    };
+    for (size_t k = 0; k < bytes; k += 16)
+        simd::stream_store(static_cast<char *>(dst) + k,
+                           simd::get(reinterpret_cast<const Piece *>(static_cast<const char *>(src) + k)));
+    _mm_sfence(); // order the streamed rows before whatever says they are done
+}
 
 #define GPK_CONVERT(In, A)                                                                                   \
     void convert_samples(const In *src, A *dst, size_t n) {                                                  \

@@ -41,15 +41,12 @@ void convert_samples(const uint16_t *src, int64_t *dst, size_t n);
 constexpr int kMaxRowsPerPass = 2;
 
 // The outputs a tap pass computes and where its lines start: samples [begin, end) of each output row (block
-// multiples: end may be padded_length(n)), reading lines[l][i - origin + b * step] for output i. With
-// `stream`, the output rows are 16-byte aligned and written with non-temporal stores (they are the image's
-// own rows, too large to stay in the caches).
+// multiples: end may be padded_length(n)), reading lines[l][i - origin + b * step] for output i.
 // `ahead` names up to two input rows that a later pass will read (null: none), with the bytes of one
 // sample: the block of them at output i's sample is prefetched while block i is computed, so that they are
 // in the caches when their turn comes (the hardware's prefetchers fell behind here).
 struct Span {
     size_t begin = 0, end = 0, origin = 0;
-    bool stream = false;
     const char *ahead[2] = {nullptr, nullptr};
     size_t ahead_sample_bytes = 0;
 };
@@ -65,6 +62,10 @@ void correlate(const int32_t *const *lines, const int32_t *taps, int kh, int kw,
                int32_t *const *out, int rows, Span span);
 void correlate(const int64_t *const *lines, const int64_t *taps, int kh, int kw, size_t step,
                int64_t *const *out, int rows, Span span);
+
+// Copies `bytes` (a multiple of 16) to 16-byte aligned dst with non-temporal stores, then fences: for output
+// rows too large to stay in the caches, which reading in before overwriting would cost as much as writing.
+void stream_copy(void *dst, const void *src, size_t bytes);
 
 // How accumulated values become output samples (NOTES.md, "Convolution").
 struct RowFinish {
