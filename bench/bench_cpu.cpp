@@ -3,9 +3,13 @@
 // and its peers in the same process on the same data, alternating (the order reversed every round), and
 // prints medians, the ratio of the best peer's median to gpk's, the bytes moved per second and their
 // fraction of the machine's copy bandwidth, measured here too. Results are checked against each other.
+// gpk's convolution and histogram rows run once per instruction set of its CPU kernels that the machine
+// has (through the test hook GPK_TEST_CPU_ISA), so that a level slower than the one below it shows.
 //
 // Usage: bench_cpu [--size N] [--rounds R] [--only SUBSTR[,SUBSTR...]]
 #include "gpk.h"
+
+extern "C" gpk_status gpk_internal_reload_test_hooks(void); // lib/gpk_internal.h
 
 #include <omp.h>
 #include <opencv2/core.hpp>
@@ -20,6 +24,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <numeric>
 #include <random>
 #include <string>
 #include <thread>
@@ -67,20 +72,65 @@ void check(gpk_context *ctx, gpk_status s, const char *what) {
     if (s != GPK_OK) die(std::string(what) + ": " + gpk_context_last_error(ctx));
 }
 
-// One way of computing a case: gpk or a peer.
+// One way of computing a case: gpk or a peer. `before`, where set, runs ahead of every timed call, untimed.
 struct Contender {
     std::string name;
     std::function<void()> run;
+    std::function<void()> before = {};
     std::vector<double> times = {};
 };
+
+// The instruction sets of gpk's CPU kernels that this machine has, widest first (the levels of the CPU
+// backend's dispatcher, NOTES.md); each gpk row runs once per level through the test hook GPK_TEST_CPU_ISA.
+std::vector<std::string> machine_levels() {
+    std::vector<std::string> levels;
+#if defined(__x86_64__)
+    __builtin_cpu_init();
+    const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    if (avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+        __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl"))
+        levels.push_back("avx512");
+    if (avx2) levels.push_back("avx2");
+#endif
+    levels.push_back("baseline");
+    return levels;
+}
+
+const std::vector<std::string> &levels() {
+    static const std::vector<std::string> l = machine_levels();
+    return l;
+}
+
+// Has the library read GPK_TEST_CPU_ISA = level (lib/gpk_internal.h, as the tests do).
+void use_level(const std::string &level) {
+    setenv("GPK_TEST_CPU_ISA", level.c_str(), 1);
+    if (gpk_internal_reload_test_hooks() != GPK_OK) die("GPK_TEST_CPU_ISA=" + level);
+}
+
+// One gpk contender per level, widest first: they come first in a case's contenders.
+std::vector<Contender> gpk_levels(const std::function<void()> &call) {
+    std::vector<Contender> cs;
+    for (const std::string &level : levels())
+        cs.push_back({"gpk " + level, call, [level] { use_level(level); }});
+    return cs;
+}
+
+std::vector<Contender> with_peers(std::vector<Contender> gpk, std::vector<Contender> peers) {
+    for (Contender &c : peers) gpk.push_back(std::move(c));
+    return gpk;
+}
 
 // Times every contender `rounds` times after a warm-up, alternating: round r runs them in order, round
 // r + 1 in reverse, so that none always follows the same neighbour (caches, a peer's spinning threads).
 void time_alternating(std::vector<Contender> &cs, int rounds) {
-    for (auto &c : cs) c.run();
+    for (auto &c : cs) {
+        if (c.before) c.before();
+        c.run();
+    }
     for (int r = 0; r < rounds; ++r)
         for (size_t k = 0; k < cs.size(); ++k) {
             Contender &c = cs[r % 2 ? cs.size() - 1 - k : k];
+            if (c.before) c.before();
             auto start = Clock::now();
             c.run();
             c.times.push_back(seconds_since(start));
@@ -133,11 +183,20 @@ struct CaseInfo {
     std::string check;
 };
 
-double report(const CaseInfo &info, const std::vector<Contender> &cs, const Bandwidth &bw) {
+// The summary's line of a case: the best peer's median over gpk's at the widest level, and each level's
+// speed over the next narrower one's (medians).
+struct Ratios {
+    double peer = 0;
+    std::vector<double> levels;
+};
+
+// cs holds gpk at every level (widest first), then the peers.
+Ratios report(const CaseInfo &info, const std::vector<Contender> &cs, const Bandwidth &bw) {
+    const size_t nl = levels().size();
     const double gpk = median(cs[0].times);
     double best = 1e300;
     std::string best_name;
-    for (size_t k = 1; k < cs.size(); ++k)
+    for (size_t k = nl; k < cs.size(); ++k)
         if (median(cs[k].times) < best) best = median(cs[k].times), best_name = cs[k].name;
     std::printf("%s  [%s]\n", info.name.c_str(), info.check.c_str());
     for (const Contender &c : cs) {
@@ -146,9 +205,16 @@ double report(const CaseInfo &info, const std::vector<Contender> &cs, const Band
                     c.name.c_str(), t * 1e3, fastest * 1e3, info.work / t, info.unit, info.bytes / t / 1e9,
                     100.0 * info.bytes / t / bw.copy);
     }
-    std::printf("  => gpk %.2fx the best peer (%s) by medians\n\n", best / gpk, best_name.c_str());
+    Ratios r{best / gpk, {}};
+    std::printf("  => gpk %s %.2fx the best peer (%s) by medians", levels()[0].c_str(), r.peer,
+                best_name.c_str());
+    for (size_t k = 0; k + 1 < nl; ++k) {
+        r.levels.push_back(median(cs[k + 1].times) / median(cs[k].times));
+        std::printf("; %s %.2fx %s", levels()[k].c_str(), r.levels.back(), levels()[k + 1].c_str());
+    }
+    std::printf("\n\n");
     std::fflush(stdout);
-    return best / gpk;
+    return r;
 }
 
 // Runs `f(begin, end)` on row bands [0, rows) in cv::parallel_for_, two bands per thread: how a user puts
@@ -161,7 +227,7 @@ template <class F> void in_bands(int rows, F f) {
 }
 
 struct Summary {
-    std::vector<std::pair<std::string, double>> ratios;
+    std::vector<std::pair<std::string, Ratios>> ratios;
 };
 
 // ---------------------------------------------------------------------------------------------------
@@ -242,15 +308,22 @@ void bench_hist_u8(gpk_context *ctx, const Options &o, const Bandwidth &bw, Summ
         img.setTo(cv::Scalar(0));
     else
         cv::RNG(12345).fill(img, cv::RNG::UNIFORM, 0, 256);
-    std::vector<std::vector<uint64_t>> h(3, std::vector<uint64_t>(256));
+    const size_t nl = levels().size();
+    std::vector<std::vector<uint64_t>> h(nl + 2, std::vector<uint64_t>(256));
     gpk_histogram_params p;
     gpk_histogram_params_init(&p);
     p.width = p.height = size_t(o.size);
-    std::vector<Contender> cs = {
-        {"gpk", [&] { check(ctx, gpk_histogram(ctx, &p, img.data, h[0].data(), nullptr), "histogram"); }},
-        {"OpenCV calcHist in bands", [&] { cv_hist_bands(img, 256, h[1].data()); }},
-        {"OpenMP, 4 private tables a thread", [&] { omp_hist_u8(img.data, n, h[2].data()); }},
-    };
+    std::vector<Contender> cs = gpk_levels({});
+    for (size_t k = 0; k < nl; ++k)
+        cs[k].run = [&, k] {
+            check(ctx, gpk_histogram(ctx, &p, img.data, h[k].data(), nullptr), "histogram");
+        };
+    cs = with_peers(
+        std::move(cs),
+        {
+            {"OpenCV calcHist in bands", [&] { cv_hist_bands(img, 256, h[nl].data()); }},
+            {"OpenMP, 4 private tables a thread", [&] { omp_hist_u8(img.data, n, h[nl + 1].data()); }},
+        });
     time_alternating(cs, o.rounds);
     sum.ratios.push_back({name, report({name, n / 1e9, "GB/s", double(n), same_counts(h)}, cs, bw)});
 }
@@ -262,23 +335,30 @@ void bench_hist_u32(gpk_context *ctx, const Options &o, const Bandwidth &bw, Sum
     std::vector<uint32_t> v(n);
     std::mt19937 gen(777);
     for (auto &x : v) x = gen() & 1023u;
-    std::vector<std::vector<uint64_t>> h(2, std::vector<uint64_t>(1024));
+    const size_t nl = levels().size();
+    std::vector<std::vector<uint64_t>> h(nl + 1, std::vector<uint64_t>(1024));
     gpk_histogram_params p;
     gpk_histogram_params_init(&p);
     p.dtype = GPK_U32;
     p.width = p.height = size_t(o.size);
     p.bins = 1024;
     p.upper = 1024;
-    std::vector<Contender> cs = {
-        {"gpk", [&] { check(ctx, gpk_histogram(ctx, &p, v.data(), h[0].data(), nullptr), "histogram"); }},
-        {"OpenMP, 2 private tables a thread", [&] { omp_hist_u32(v.data(), n, h[1].data()); }},
-    };
+    std::vector<Contender> cs = gpk_levels({});
+    for (size_t k = 0; k < nl; ++k)
+        cs[k].run = [&, k] {
+            check(ctx, gpk_histogram(ctx, &p, v.data(), h[k].data(), nullptr), "histogram");
+        };
+    cs =
+        with_peers(std::move(cs),
+                   {{"OpenMP, 2 private tables a thread", [&] { omp_hist_u32(v.data(), n, h[nl].data()); }}});
     time_alternating(cs, o.rounds);
     sum.ratios.push_back({name, report({name, 4.0 * n / 1e9, "GB/s", 4.0 * n, same_counts(h)}, cs, bw)});
 }
 
 // ---------------------------------------------------------------------------------------------------
-// Filters: the same float taps for gpk (f32 accumulation, clamp) and OpenCV (BORDER_REPLICATE).
+// Filters: the same taps for gpk and OpenCV (BORDER_REPLICATE, gpk's clamp). Float taps run on gpk's float
+// path with f32 sums; integer taps with sum normalisation on its exact path, beside OpenCV's filter of the
+// taps divided by their sum (which rounds its float sums: outputs may differ by 1).
 
 std::vector<float> random_taps(cv::RNG &rng, int count) {
     std::vector<float> t(static_cast<size_t>(count));
@@ -288,9 +368,19 @@ std::vector<float> random_taps(cv::RNG &rng, int count) {
     return t;
 }
 
-std::vector<float> gaussian_taps(int taps) {
-    cv::Mat g = cv::getGaussianKernel(taps, (taps / 2) / 3.0, CV_32F);
+std::vector<float> gaussian_taps(int taps, double sigma) {
+    cv::Mat g = cv::getGaussianKernel(taps, sigma, CV_32F);
     return std::vector<float>(g.ptr<float>(), g.ptr<float>() + taps);
+}
+
+std::vector<float> binomial_taps(int taps) {
+    std::vector<float> t(1, 1.f);
+    for (int k = 1; k < taps; ++k) {
+        std::vector<float> next(t.size() + 1, 0.f);
+        for (size_t i = 0; i < t.size(); ++i) next[i] += t[i], next[i + 1] += t[i];
+        t = next;
+    }
+    return t;
 }
 
 // The largest difference between two images of the same type, as double.
@@ -298,91 +388,143 @@ double max_difference(const cv::Mat &a, const cv::Mat &b) {
     return cv::norm(a, b, cv::NORM_INF);
 }
 
-std::string filter_check(const std::vector<cv::Mat> &outs, bool integer) {
+// Every contender's output against gpk's at the widest level.
+std::string filter_check(const std::vector<cv::Mat> &outs, size_t count, bool integer) {
     double worst = 0, scale = integer ? 1.0 : std::max(1e-30, cv::norm(outs[0], cv::NORM_INF));
-    for (size_t k = 1; k < outs.size(); ++k) worst = std::max(worst, max_difference(outs[0], outs[k]));
+    for (size_t k = 1; k < count; ++k) worst = std::max(worst, max_difference(outs[0], outs[k]));
     char buf[96];
     if (integer)
-        std::snprintf(buf, sizeof buf, "max |gpk - peer| = %.0f", worst);
+        std::snprintf(buf, sizeof buf, "max |difference| = %.0f", worst);
     else
-        std::snprintf(buf, sizeof buf, "max |gpk - peer| / max |out| = %.1e", worst / scale);
+        std::snprintf(buf, sizeof buf, "max |difference| / max |out| = %.1e", worst / scale);
     return buf;
 }
 
+// A filter as both libraries take it: gpk's (2D or separable) and OpenCV's call on a band of rows.
+struct FilterCase {
+    std::string name = {};
+    int type = CV_8U;   // CV_8U, CV_8UC3, CV_32F
+    bool exact = false; // integer taps, sum normalisation (gpk's exact path); else float taps, f32 sums
+    std::vector<float> taps2d = {}; // k x k (2D), or empty for a separable filter
+    int k = 0;
+    std::vector<float> row = {}, col = {}; // separable
+};
+
 void run_filter_case(gpk_context *ctx, const Options &o, const Bandwidth &bw, Summary &sum,
-                     const std::string &name, int type, const gpk_filter *f,
-                     const std::function<void(const cv::Mat &, cv::Mat &)> &peer,
-                     const std::string &peer_name) {
+                     const FilterCase &fc) {
+    const std::string name = fc.name + ", " + std::to_string(o.size) + "^2";
+    if (!wanted(o, name)) return;
     const int n = o.size;
-    cv::Mat in(n, n, type);
+    cv::Mat in(n, n, fc.type);
     cv::RNG rng(4242);
-    if (type == CV_8U)
+    const bool bytes = CV_MAT_DEPTH(fc.type) == CV_8U;
+    if (bytes)
         rng.fill(in, cv::RNG::UNIFORM, 0, 256);
     else
         rng.fill(in, cv::RNG::UNIFORM, 0.0, 1.0);
-    std::vector<cv::Mat> outs = {cv::Mat(n, n, type), cv::Mat(n, n, type)};
+    const size_t nl = levels().size();
+    std::vector<cv::Mat> outs;
+    for (size_t k = 0; k < nl + 2; ++k) outs.push_back(cv::Mat(n, n, fc.type));
+    // gpk's filter, and OpenCV's taps divided by the sum where gpk normalises.
+    const bool separable = fc.taps2d.empty();
+    double tap_sum = 1;
+    gpk_filter *f = nullptr;
+    if (separable) {
+        std::vector<double> dr(fc.row.begin(), fc.row.end()), dc(fc.col.begin(), fc.col.end());
+        if (gpk_filter_create_separable(&f, dr.size(), dr.data(), dc.size(), dc.data()) != GPK_OK)
+            die("filter");
+        if (fc.exact)
+            tap_sum = std::accumulate(dr.begin(), dr.end(), 0.0) * std::accumulate(dc.begin(), dc.end(), 0.0);
+    } else {
+        std::vector<double> d(fc.taps2d.begin(), fc.taps2d.end());
+        if (gpk_filter_create_2d(&f, size_t(fc.k), size_t(fc.k), d.data()) != GPK_OK) die("filter");
+        if (fc.exact) tap_sum = std::accumulate(d.begin(), d.end(), 0.0);
+    }
+    const float scale = float(1.0 / std::sqrt(tap_sum));
+    cv::Mat kernel, mx, my;
+    if (separable) {
+        mx = cv::Mat(fc.row, true) * scale;
+        my = cv::Mat(fc.col, true) * scale;
+        kernel = my * mx.t(); // the outer product: column taps down, row taps across
+    } else {
+        kernel = cv::Mat(fc.k, fc.k, CV_32F, const_cast<float *>(fc.taps2d.data())) * (scale * scale);
+    }
     gpk_image desc;
-    gpk_image_init(&desc, type == CV_8U ? GPK_U8 : GPK_F32, size_t(n), size_t(n), 1);
+    gpk_image_init(&desc, bytes ? GPK_U8 : GPK_F32, size_t(n), size_t(n), unsigned(CV_MAT_CN(fc.type)));
     gpk_convolve_params p;
     gpk_convolve_params_init(&p);
     p.filter = f;
-    p.accumulate = GPK_ACCUMULATE_F32;
-    std::vector<Contender> cs = {
-        {"gpk", [&] { check(ctx, gpk_convolve(ctx, &p, &desc, in.data, &desc, outs[0].data), "convolve"); }},
-        {peer_name,
-         [&] {
-             in_bands(n, [&](int y0, int y1) {
-                 cv::Mat d = outs[1].rowRange(y0, y1);
-                 peer(in.rowRange(y0, y1), d);
-             });
-         }},
-    };
+    if (fc.exact)
+        p.normalize = GPK_NORMALIZE_SUM;
+    else
+        p.accumulate = GPK_ACCUMULATE_F32;
+    std::vector<Contender> cs = gpk_levels({});
+    for (size_t k = 0; k < nl; ++k)
+        cs[k].run = [&, k] {
+            check(ctx, gpk_convolve(ctx, &p, &desc, in.data, &desc, outs[k].data), "convolve");
+        };
+    // OpenCV's 2D filter is a peer of every case; its separable one of the separable cases, beside it.
+    std::vector<Contender> peers = {{"OpenCV filter2D in bands", [&] {
+                                         in_bands(n, [&](int y0, int y1) {
+                                             cv::Mat d = outs[nl].rowRange(y0, y1);
+                                             cv::filter2D(in.rowRange(y0, y1), d, -1, kernel,
+                                                          cv::Point(-1, -1), 0, cv::BORDER_REPLICATE);
+                                         });
+                                     }}};
+    if (separable)
+        peers.push_back({"OpenCV sepFilter2D in bands", [&] {
+                             in_bands(n, [&](int y0, int y1) {
+                                 cv::Mat d = outs[nl + 1].rowRange(y0, y1);
+                                 cv::sepFilter2D(in.rowRange(y0, y1), d, -1, mx, my, cv::Point(-1, -1), 0,
+                                                 cv::BORDER_REPLICATE);
+                             });
+                         }});
+    cs = with_peers(std::move(cs), std::move(peers));
     time_alternating(cs, o.rounds);
-    const double pixels = double(n) * n, bytes = 2.0 * pixels * in.elemSize();
+    const double pixels = double(n) * n, moved = 2.0 * pixels * double(in.elemSize());
     sum.ratios.push_back(
-        {name, report({name, pixels / 1e6, "MPix/s", bytes, filter_check(outs, type == CV_8U)}, cs, bw)});
-}
-
-void bench_filter_2d(gpk_context *ctx, const Options &o, const Bandwidth &bw, Summary &sum, int type, int k) {
-    const std::string kn = std::to_string(k) + "x" + std::to_string(k);
-    const std::string name = std::string("filter ") + (type == CV_8U ? "u8 " : "f32 ") + kn + " clamp, " +
-                             std::to_string(o.size) + "^2";
-    if (!wanted(o, name)) return;
-    cv::RNG rng(uint64_t(100 + k));
-    std::vector<float> taps = random_taps(rng, k * k);
-    std::vector<double> dtaps(taps.begin(), taps.end());
-    gpk_filter *f = nullptr;
-    if (gpk_filter_create_2d(&f, size_t(k), size_t(k), dtaps.data()) != GPK_OK) die("filter");
-    cv::Mat kernel(k, k, CV_32F, taps.data());
-    run_filter_case(
-        ctx, o, bw, sum, name, type, f,
-        [&](const cv::Mat &in, cv::Mat &out) {
-            cv::filter2D(in, out, -1, kernel, cv::Point(-1, -1), 0, cv::BORDER_REPLICATE);
-        },
-        "OpenCV filter2D in bands");
+        {name, report({name, pixels / 1e6, "MPix/s", moved, filter_check(outs, cs.size(), bytes)}, cs, bw)});
     gpk_filter_destroy(f);
 }
 
-void bench_separable(gpk_context *ctx, const Options &o, const Bandwidth &bw, Summary &sum, int taps,
-                     bool gauss) {
-    const std::string name = "separable f32 " + std::to_string(taps) + " taps " +
-                             (gauss ? "Gaussian" : "random") + ", " + std::to_string(o.size) + "^2";
-    if (!wanted(o, name)) return;
-    cv::RNG rng(uint64_t(200 + taps));
-    std::vector<float> kx = gauss ? gaussian_taps(taps) : random_taps(rng, taps);
-    std::vector<float> ky = gauss ? kx : random_taps(rng, taps);
-    std::vector<double> dx(kx.begin(), kx.end()), dy(ky.begin(), ky.end());
-    gpk_filter *f = nullptr;
-    if (gpk_filter_create_separable(&f, size_t(taps), dx.data(), size_t(taps), dy.data()) != GPK_OK)
-        die("filter");
-    cv::Mat mx(taps, 1, CV_32F, kx.data()), my(taps, 1, CV_32F, ky.data());
-    run_filter_case(
-        ctx, o, bw, sum, name, CV_32F, f,
-        [&](const cv::Mat &in, cv::Mat &out) {
-            cv::sepFilter2D(in, out, -1, mx, my, cv::Point(-1, -1), 0, cv::BORDER_REPLICATE);
-        },
-        "OpenCV sepFilter2D in bands");
-    gpk_filter_destroy(f);
+// The convolution rows: 2D and separable filters on one and three channels, exact and float.
+std::vector<FilterCase> filter_cases() {
+    std::vector<FilterCase> cases;
+    auto box = [](int k) { return std::vector<float>(size_t(k) * size_t(k), 1.f); };
+    auto outer = [](const std::vector<float> &a) {
+        std::vector<float> t;
+        for (float x : a)
+            for (float y : a) t.push_back(x * y);
+        return t;
+    };
+    for (int k : {3, 5, 9}) {
+        const std::string kn = std::to_string(k) + "x" + std::to_string(k);
+        cases.push_back({"filter u8 " + kn + " box, sum, clamp", CV_8U, true, box(k), k});
+    }
+    for (int k : {3, 9}) {
+        cv::RNG rng(uint64_t(100 + k));
+        const std::string kn = std::to_string(k) + "x" + std::to_string(k);
+        cases.push_back(
+            {"filter f32 " + kn + " random taps, clamp", CV_32F, false, random_taps(rng, k * k), k});
+    }
+    for (int taps : {17, 65})
+        for (bool gauss : {false, true}) {
+            cv::RNG rng(uint64_t(200 + taps));
+            FilterCase c{"separable f32 " + std::to_string(taps) + " taps " + (gauss ? "Gaussian" : "random"),
+                         CV_32F, false};
+            c.row = gauss ? gaussian_taps(taps, (taps / 2) / 3.0) : random_taps(rng, taps);
+            c.col = gauss ? c.row : random_taps(rng, taps);
+            cases.push_back(c);
+        }
+    cases.push_back({"filter u8 3 channels 3x3 1-2-1, sum", CV_8UC3, true, outer({1, 2, 1}), 3});
+    cases.push_back({"filter u8 3 channels 5x5 box, sum", CV_8UC3, true, box(5), 5});
+    FilterCase gauss{"separable u8 5x5 Gaussian real taps (sigma 1)", CV_8U, false};
+    gauss.row = gauss.col = gaussian_taps(5, 1.0);
+    cases.push_back(gauss);
+    FilterCase binomial{"separable u8 7x7 binomial, sum", CV_8U, true};
+    binomial.row = binomial.col = binomial_taps(7);
+    cases.push_back(binomial);
+    return cases;
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -496,7 +638,7 @@ void bench_heat(gpk_context *ctx, const Options &o, const Bandwidth &bw, Summary
     std::printf("  peer per iteration %.3f ms (%.0f MCells/s, %.1f GB/s, %.0f%% of copy bw at 24 B/cell)\n",
                 peer * 1e3, cells / peer / 1e6, 24 * cells / peer / 1e9, 100 * 24 * cells / peer / bw.copy);
     std::printf("  => gpk %.2fx the peer per iteration\n\n", peer / fit.per_iteration);
-    sum.ratios.push_back({name + " per iteration", peer / fit.per_iteration});
+    sum.ratios.push_back({name + " per iteration", {peer / fit.per_iteration, {}}});
 }
 
 Options parse(int argc, char **argv) {
@@ -539,20 +681,27 @@ int main(int argc, char **argv) {
     const Bandwidth bw = measure_bandwidth(o.rounds);
     std::printf("memory bandwidth, %u threads: copy %.1f GB/s (read + write), read %.1f GB/s\n\n",
                 std::max(1u, std::thread::hardware_concurrency()), bw.copy / 1e9, bw.read / 1e9);
+    std::printf("gpk's CPU kernels on this machine: ");
+    for (const std::string &level : levels())
+        std::printf("%s%s", level.c_str(), &level == &levels().back() ? "" : ", ");
+    std::printf(" (each gpk row runs at every level, widest first; heat at the widest)\n\n");
     Summary sum;
     bench_hist_u8(ctx, o, bw, sum, false);
     bench_hist_u8(ctx, o, bw, sum, true);
     bench_hist_u32(ctx, o, bw, sum);
-    for (int k : {3, 5, 9}) bench_filter_2d(ctx, o, bw, sum, CV_8U, k);
-    for (int k : {3, 9}) bench_filter_2d(ctx, o, bw, sum, CV_32F, k);
-    for (int taps : {17, 65})
-        for (bool gauss : {false, true}) bench_separable(ctx, o, bw, sum, taps, gauss);
+    for (const FilterCase &c : filter_cases()) run_filter_case(ctx, o, bw, sum, c);
+    use_level(levels()[0]);
     bench_heat(ctx, o, bw, sum);
     const Bandwidth after = measure_bandwidth(o.rounds);
     std::printf("memory bandwidth after: copy %.1f GB/s, read %.1f GB/s\n\nsummary (best peer / gpk):\n",
                 after.copy / 1e9, after.read / 1e9);
-    for (const auto &r : sum.ratios)
-        std::printf("  %-44s %5.2fx%s\n", r.first.c_str(), r.second, r.second < 1.1 ? "  < 1.1" : "");
+    for (const auto &r : sum.ratios) {
+        std::printf("  %-56s %5.2fx%s", r.first.c_str(), r.second.peer,
+                    r.second.peer < 1.1 ? "  < 1.1" : "       ");
+        for (size_t k = 0; k < r.second.levels.size(); ++k)
+            std::printf("   %s/%s %5.2fx", levels()[k].c_str(), levels()[k + 1].c_str(), r.second.levels[k]);
+        std::printf("\n");
+    }
     gpk_context_destroy(ctx);
     return 0;
 }
