@@ -17,6 +17,31 @@ template <class In, class A> GPK_INLINE void convert_impl(const In *src, A *dst,
     for (size_t i = 0; i < n; ++i) dst[i] = A(simd::get(src + i));
 }
 
+// Adds line `src`'s products to the sums of rows [kFirst, kLast): row r takes filter row l - r, every b.
+// The rows are known at compile time, so that the loop over b holds no branch.
+template <int kFirst, int kLast, class V, class A, int kRows, int kVectors>
+GPK_INLINE void add_line(V (&acc)[kRows][kVectors], const A *src, const A *taps, int l, int kw, size_t step) {
+    constexpr size_t L = sizeof(V) / sizeof(A);
+    const A *row_taps[kRows];
+    for (int r = kFirst; r < kLast; ++r) row_taps[r] = taps + size_t(l - r) * size_t(kw);
+    for (int b = 0; b < kw; ++b, src += step) {
+        V x[kVectors];
+#pragma GCC unroll 8
+        for (int v = 0; v < kVectors; ++v) {
+            x[v] = load<V>(src + v * L);
+            // Several rows use x[v]: keep it in a register. Left to itself, GCC folds the load into each
+            // row's multiply-add, loading it (often across two cache lines) once per row.
+            if constexpr (kLast - kFirst > 1) asm("" : "+x"(x[v]));
+        }
+#pragma GCC unroll 4
+        for (int r = kFirst; r < kLast; ++r) {
+            const V tap = row_taps[r][b] - V{}; // broadcast; x - 0 is x
+#pragma GCC unroll 8
+            for (int v = 0; v < kVectors; ++v) acc[r][v] += tap * x[v];
+        }
+    }
+}
+
 // The tap loop over `kRows` output rows at once, from kh + kRows - 1 lines: each vector loaded from a line
 // feeds every row whose window holds that line, and kRows * kVectors independent sums stay in registers
 // across all taps. Each tap is a broadcast and multiply-adds at fixed offsets: no branch on borders. Every
@@ -27,6 +52,7 @@ GPK_INLINE void correlate_impl(const A *const *lines, const A *taps, int kh, int
                                A *const *out, Span span) {
     using V = typename Vector<A, kIsa>::type;
     constexpr size_t L = sizeof(V) / sizeof(A);
+    static_assert(kRows == 1 || kRows == 2, "one or two rows a pass");
     static_assert(kBlockBytes % (kVectors * sizeof(V)) == 0, "whole blocks cover a padded row");
     const size_t ahead_bytes = kVectors * L * span.ahead_sample_bytes;
     // The output rows in locals: the stores (memcpy) may alias anything, out[] included, which would
@@ -34,10 +60,10 @@ GPK_INLINE void correlate_impl(const A *const *lines, const A *taps, int kh, int
     A *row[kRows];
     for (int r = 0; r < kRows; ++r) row[r] = out[r];
     for (size_t i = span.begin; i < span.end; i += kVectors * L) {
-        for (const char *row : span.ahead)
-            if (row)
+        for (const char *ahead : span.ahead)
+            if (ahead)
                 for (size_t b = 0; b < ahead_bytes; b += 64)
-                    __builtin_prefetch(row + i * span.ahead_sample_bytes + b);
+                    __builtin_prefetch(ahead + i * span.ahead_sample_bytes + b);
         V acc[kRows][kVectors];
 #pragma GCC unroll 8
         for (int r = 0; r < kRows; ++r)
@@ -47,24 +73,14 @@ GPK_INLINE void correlate_impl(const A *const *lines, const A *taps, int kh, int
             const A *src = lines[l];
             if (!src) continue; // a zero row
             src += i - span.origin;
-            for (int b = 0; b < kw; ++b, src += step) {
-                V x[kVectors];
-#pragma GCC unroll 8
-                for (int v = 0; v < kVectors; ++v) {
-                    x[v] = load<V>(src + v * L);
-                    // Several rows use x[v]: keep it in a register. Left to itself, GCC folds the load into
-                    // each row's multiply-add, loading it (often across two cache lines) once per row.
-                    if constexpr (kRows > 1) asm("" : "+x"(x[v]));
-                }
-#pragma GCC unroll 4
-                for (int r = 0; r < kRows; ++r) {
-                    const int a = l - r; // the filter row that line l is for output row r
-                    if (a < 0 || a >= kh) continue;
-                    const V tap = taps[size_t(a) * size_t(kw) + size_t(b)] - V{}; // broadcast; x - 0 is x
-#pragma GCC unroll 8
-                    for (int v = 0; v < kVectors; ++v) acc[r][v] += tap * x[v];
-                }
-            }
+            if constexpr (kRows == 1)
+                add_line<0, 1>(acc, src, taps, l, kw, step);
+            else if (l == 0) // the first line is in row 0's window alone, the last in row 1's
+                add_line<0, 1>(acc, src, taps, l, kw, step);
+            else if (l == kh)
+                add_line<1, 2>(acc, src, taps, l, kw, step);
+            else
+                add_line<0, 2>(acc, src, taps, l, kw, step);
         }
 #pragma GCC unroll 8
         for (int r = 0; r < kRows; ++r)
