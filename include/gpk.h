@@ -253,8 +253,9 @@ typedef struct gpk_heat_report {
  *  Return 0 to go on; a non-zero return stops the run (GPK_ERR_CANCELLED). */
 typedef int (*gpk_heat_report_fn)(const gpk_heat_report *report, int is_final, void *user_data);
 
-/** Receives progress every `progress_interval` iterations: iterations done, the maxdiff of the last
- *  one, and seconds since the loop started. Return 0 to go on, non-zero to stop (GPK_ERR_CANCELLED). */
+/** Receives progress about every `progress_interval` iterations (gpk_heat_run says when exactly):
+ *  iterations done, the maxdiff of the last one, and seconds since the loop started. Return 0 to go on,
+ *  non-zero to stop (GPK_ERR_CANCELLED). */
 typedef int (*gpk_heat_progress_fn)(size_t niter, double maxdiff, double time, void *user_data);
 
 /** Receives the state every `checkpoint_interval` iterations (never on the iteration that ends the run:
@@ -274,7 +275,8 @@ typedef struct gpk_heat_params {
     size_t period;                    /**< periodic report every `period` iterations; 0 (default) = none */
     gpk_heat_report_fn on_report;     /**< optional */
     gpk_heat_progress_fn on_progress; /**< optional */
-    size_t progress_interval;         /**< iterations between progress calls; 0 = never */
+    size_t progress_interval;         /**< progress at the first pass boundary at or after each
+                                           multiple; 0 = never */
     void *user_data;                  /**< passed to every callback */
     /** Iterations already done on tinit, for a run resumed from a checkpoint; default 0. Iteration
      *  numbers (reports, callbacks, niter), maxiter and the schedules of reports, progress and
@@ -310,10 +312,22 @@ GPK_API gpk_status gpk_heat_params_init(gpk_heat_params *params);
  *
  *  The run stops at the first iteration whose maxdiff is strictly below threshold, or after maxiter.
  *  Reports are produced every `period` iterations (not on the iteration that converges) and once at the
- *  end. If a callback asks to stop, the run ends after the current iteration, tfinal and final hold that
- *  state, the final report is still delivered, and the call returns GPK_ERR_CANCELLED.
+ *  end. If a callback asks to stop, the run ends at a pass boundary (below), tfinal and final hold that
+ *  state, the final report is still delivered, and the call returns GPK_ERR_CANCELLED naming the
+ *  iteration; a stop that lands on the iteration that ends the run anyway (convergence, maxiter) cancels
+ *  nothing.
  *
- *  Callbacks of one iteration come in this order: periodic report, progress, checkpoint.
+ *  Progress is a request, not a barrier: the backend advances several iterations a pass (CPU: up to 4;
+ *  CUDA: batches of passes, up to about 1000 iterations or 2^36 cell updates) and looks at the run only
+ *  at the end of each, its pass boundary; the end of the run (maxiter, or the iteration that converged)
+ *  is one too. on_progress comes at the first boundary at or after each multiple of progress_interval,
+ *  at most once a boundary (a small interval: every boundary), with the boundary's iteration and maxdiff.
+ *  A stop it asks for ends the run at that boundary; on CUDA, where the next batch may already be queued,
+ *  at the end of that batch. Passes end at periodic reports and checkpoints, which therefore come, and
+ *  stop the run, at their exact iterations. A run that no callback stops gives the same final grid,
+ *  reports and niter, bit for bit, whatever progress_interval and whichever callbacks are given.
+ *
+ *  Callbacks of one boundary come in this order: periodic report, progress, checkpoint.
  *
  *  Checkpoints and resuming: with on_checkpoint and checkpoint_interval, the grid is handed over at
  *  every multiple of checkpoint_interval; a later call with that grid as tinit, start_iteration set to

@@ -69,9 +69,10 @@ GPK_MPI_API gpk_status gpk_mpi_default_block(size_t *row_begin, size_t *row_coun
  *  on_checkpoint are given; params->fixed_rows (2 * M doubles) is read on the ranks holding the first and
  *  the last row. Callbacks run on every rank at the same iterations: on_report with the whole grid's report
  *  (the same on every rank; its time is the largest over the ranks), on_progress with the rank's own
- *  time, on_checkpoint with the rank's block of the grid (row_count * M doubles). A callback that asks to
- *  stop on any rank stops every rank after that iteration (GPK_ERR_CANCELLED, naming the callback and the
- *  rank); callbacks may make collective MPI calls on any communicator.
+ *  time, on_checkpoint with the rank's block of the grid (row_count * M doubles). Progress follows
+ *  gpk_heat_run's rule, a pass (k iterations, below) being the boundary. A callback that asks to stop on
+ *  any rank stops every rank at that boundary (GPK_ERR_CANCELLED, naming the callback and the rank);
+ *  callbacks may make collective MPI calls on any communicator.
  *
  *  Each pass of up to k iterations (k = the backend's pass length, at most the smallest block) exchanges k
  *  halo rows with each neighbour once, while the rows away from the block's edges compute, and reduces the

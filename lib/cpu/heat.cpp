@@ -3,8 +3,9 @@
 // keeping the intermediate iterations in small rings of rows that stay in cache, so memory sees one
 // read and one write of the grid per pass instead of per iteration. Bands overlap by the pass length
 // (the overlap is recomputed, identically, by both neighbours), so threads never wait for each other.
-// Every iteration's maxdiff is kept; when a run must stop inside a pass (convergence, a callback), the
-// pass is redone from its untouched input up to that iteration.
+// Every iteration's maxdiff is kept; when a run converges inside a pass, the pass is redone from its
+// untouched input up to that iteration. Callbacks come at pass boundaries (heat_rules.hpp): a pass ends at
+// reports and checkpoints, never for progress, and a stop ends the run at the boundary it was asked at.
 #include "common/semantics.hpp"
 #include "cpu/heat_band.hpp"
 #include "cpu/host_memory.hpp"
@@ -226,7 +227,7 @@ gpk_heat_report HeatSolver::report(size_t niter, double maxdiff) const {
 }
 
 // A pass that ends the run as planned (at maxiter) writes tfinal itself, and so does the redo of a pass
-// that stopped inside. The first pass checks the inputs and writes no output, since a band may write its
+// that converged inside. The first pass checks the inputs and writes no output, since a band may write its
 // rows before another finds a bad value.
 void HeatSolver::run() {
     if (job_.fixed_rows) check_fixed_rows(job_.fixed_rows, m_);
@@ -249,27 +250,24 @@ void HeatSolver::run() {
         mode.stats = (planned_final && report_wanted) || report_due;
         pass(mode);
         if (mode.check_inputs) check_results();
-        unsigned stop_at = 0;
-        for (unsigned s = 1; s <= mode.iterations && !stop_at; ++s) {
-            size_t iter = done + s;
-            maxdiff = pass_maxdiff_[s - 1];
-            bool converged = maxdiff < job_.threshold;
-            stopped_by = heat_deliver(
-                job_, iter, converged,
-                [&] {
-                    if (!job_.on_report) return false;
-                    gpk_heat_report r = report(iter, maxdiff); // s == iterations: passes end at reports
-                    return job_.on_report(&r, 0, job_.user_data) != 0;
-                },
-                [&] {
-                    return job_.on_progress &&
-                           job_.on_progress(iter, maxdiff, elapsed(), job_.user_data) != 0;
-                },
-                [&] { return checkpoint(iter, maxdiff); });
-            if (converged || stopped_by != HeatCallback::none) stop_at = s;
-        }
-        if (stop_at && stop_at < mode.iterations) { // src_ (or tinit) is untouched: redo up to stop_at
-            mode.iterations = stop_at;
+        // The pass's boundary: its end, or the iteration it converged at. Callbacks come there once.
+        const unsigned converged_at = unsigned(heat_converged_in(job_, pass_maxdiff_, mode.iterations));
+        const unsigned reached = converged_at ? converged_at : mode.iterations;
+        const size_t iter = done + reached;
+        maxdiff = pass_maxdiff_[reached - 1];
+        stopped_by = heat_deliver(
+            job_, done, iter, converged_at != 0,
+            [&] {
+                if (!job_.on_report) return false;
+                gpk_heat_report r = report(iter, maxdiff); // passes end at reports
+                return job_.on_report(&r, 0, job_.user_data) != 0;
+            },
+            [&] {
+                return job_.on_progress && job_.on_progress(iter, maxdiff, elapsed(), job_.user_data) != 0;
+            },
+            [&] { return checkpoint(iter, maxdiff); });
+        if (converged_at && converged_at < mode.iterations) { // src_ (or tinit) is untouched: redo to there
+            mode.iterations = converged_at;
             mode.check_inputs = false;
             mode.final_out = job_.tfinal;
             mode.stats = report_wanted;
@@ -278,8 +276,8 @@ void HeatSolver::run() {
         stats_valid = mode.stats;
         tfinal_written = mode.final_out != nullptr;
         std::swap(src_, dst_);
-        done += stop_at ? stop_at : mode.iterations;
-        if (stop_at) break;
+        done = iter;
+        if (converged_at || stopped_by != HeatCallback::none) break;
     }
     // The newest grid is src_, unless the last pass wrote tfinal instead (and then the per-row results).
     finish_from(src_, report_wanted && !stats_valid, job_.tfinal && !tfinal_written);

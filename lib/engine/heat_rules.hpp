@@ -25,28 +25,37 @@ inline const char *heat_callback_name(HeatCallback c) {
     return c == HeatCallback::report ? "report" : c == HeatCallback::progress ? "progress" : "checkpoint";
 }
 
-// Which callbacks iteration `iter` owes by the schedule (period, progress_interval, checkpoints), whether or
-// not the callback is given: a periodic report and a checkpoint only where `converged` is false (not on the
-// iteration that converged), a checkpoint not at maxiter either.
+// Progress is a request, not a barrier: passes keep their length, and progress comes at the pass boundary
+// `iter` (the end of a pass or batch the host sees, or the iteration the run ends at) reached from the one
+// before, `prev`, where a multiple of progress_interval lies in (prev, iter]: at most once a boundary, with
+// that boundary's iteration and maxdiff.
+inline bool heat_progress_due(const HeatJob &job, size_t prev, size_t iter) {
+    return job.progress_interval > 0 && iter / job.progress_interval > prev / job.progress_interval;
+}
+
+// Which callbacks the boundary `iter`, reached from `prev`, owes by the schedule (period,
+// progress_interval, checkpoints), whether or not the callback is given: a periodic report and a
+// checkpoint only where `converged` is false (not on the iteration that converged), a checkpoint not at
+// maxiter either. Passes end at reports and checkpoints, so theirs are exact iterations.
 struct HeatCallbacksDue {
     bool report, progress, checkpoint;
     bool any() const { return report || progress || checkpoint; }
 };
-inline HeatCallbacksDue heat_callbacks_due(const HeatJob &job, size_t iter, bool converged) {
-    return {!converged && job.period > 0 && iter % job.period == 0,
-            job.progress_interval > 0 && iter % job.progress_interval == 0,
+inline HeatCallbacksDue heat_callbacks_due(const HeatJob &job, size_t prev, size_t iter, bool converged) {
+    return {!converged && job.period > 0 && iter % job.period == 0, heat_progress_due(job, prev, iter),
             !converged && heat_checkpoint_due(job, iter)};
 }
 
-// Delivers the callbacks iteration `iter` owes, in their order: report(), progress() and checkpoint() each
-// return true where the callback asked to stop. Returns the first that asked, or none; a stop asked on an
-// iteration that ends the run anyway (convergence, maxiter) is none: the run ends there either way, and is
-// not cancelled. A run that is cancelled ends after this iteration, the final report still delivered
+// Delivers the callbacks the boundary `iter` (reached from `prev`) owes, in their order: report(),
+// progress() and checkpoint() each return true where the callback asked to stop. Returns the first that
+// asked, or none; a stop asked on an iteration that ends the run anyway (convergence, maxiter) is none: the
+// run ends there either way, and is not cancelled. A run that is cancelled ends at this boundary (or, where
+// the device has the next batch queued, at that batch's end), the final report still delivered
 // (heat_cancelled).
 template <class Report, class Progress, class Checkpoint>
-HeatCallback heat_deliver(const HeatJob &job, size_t iter, bool converged, Report &&report,
+HeatCallback heat_deliver(const HeatJob &job, size_t prev, size_t iter, bool converged, Report &&report,
                           Progress &&progress, Checkpoint &&checkpoint) {
-    const HeatCallbacksDue due = heat_callbacks_due(job, iter, converged);
+    const HeatCallbacksDue due = heat_callbacks_due(job, prev, iter, converged);
     HeatCallback stop = HeatCallback::none;
     auto asked = [&](HeatCallback c, bool wants_stop) {
         if (wants_stop && stop == HeatCallback::none) stop = c;
@@ -79,6 +88,14 @@ inline size_t heat_pass_length(const HeatJob &job, size_t done, size_t max_pass)
     if (job.on_checkpoint && job.checkpoint_interval > 0)
         length = std::min(length, job.checkpoint_interval - done % job.checkpoint_interval);
     return length;
+}
+
+// The first of a pass's `length` iterations (1-based) whose maxdiff (maxdiffs[s - 1]) is under the
+// threshold, or 0 where none is: the iteration the run converges at.
+inline size_t heat_converged_in(const HeatJob &job, const double *maxdiffs, size_t length) {
+    for (size_t s = 1; s <= length; ++s)
+        if (maxdiffs[s - 1] < job.threshold) return s;
+    return 0;
 }
 
 // The mean temperature from the rows' sums: added in row order, then divided by the cell count. SPEC

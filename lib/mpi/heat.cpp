@@ -228,7 +228,7 @@ private:
     void collect(unsigned levels, double *maxdiff);
     void back();
     gpk_heat_report report(size_t niter, double maxdiff);
-    int deliver(size_t iter, double maxdiff, bool converged);
+    int deliver(size_t prev, size_t iter, double maxdiff, bool converged);
     double seconds() const;
 
     Team &team_;
@@ -378,14 +378,14 @@ gpk_heat_report DistributedHeat::report(size_t niter, double maxdiff) {
     return r;
 }
 
-// The callbacks due after iteration `iter` (heat_deliver, the backends' rules) on every rank: a report is
-// made wherever one is due (collective), whether or not this rank's callback takes it. Then one vote:
-// returns the first callback that asked to stop (HeatCallback) on the lowest such rank, times the ranks,
-// plus that rank; or -1.
-int DistributedHeat::deliver(size_t iter, double maxdiff, bool converged) {
-    if (!heat_callbacks_due(job_, iter, converged).any()) return -1;
+// The callbacks due at the boundary `iter`, reached from `prev` (heat_deliver, the backends' rules), on
+// every rank: a report is made wherever one is due (collective), whether or not this rank's callback takes
+// it. Then one vote: returns the first callback that asked to stop (HeatCallback) on the lowest such rank,
+// times the ranks, plus that rank; or -1.
+int DistributedHeat::deliver(size_t prev, size_t iter, double maxdiff, bool converged) {
+    if (!heat_callbacks_due(job_, prev, iter, converged).any()) return -1;
     const HeatCallback kind = heat_deliver(
-        job_, iter, converged,
+        job_, prev, iter, converged,
         [&] {
             gpk_heat_report r = report(iter, maxdiff);
             return p_.on_report && p_.on_report(&r, 0, p_.user_data) != 0;
@@ -430,33 +430,32 @@ void DistributedHeat::run(const double *tinit, const double *conductivity, doubl
     while (done < p_.maxiter) {
         if (in_flight == 0) next();
         if (run_ahead_ && in_flight == 1 && enqueued < p_.maxiter) {
-            const HeatCallbacksDue due = heat_callbacks_due(job_, enqueued, false);
+            const HeatCallbacksDue due = heat_callbacks_due(job_, done, enqueued, false);
             if (!due.report && !due.checkpoint) next();
         }
         const unsigned length = queued[0];
         queued[0] = queued[1];
         --in_flight;
         collect(length, md.data());
-        unsigned stop_at = 0;
-        for (unsigned s = 1; s <= length && !stop_at; ++s) {
-            const size_t iter = done + s;
-            maxdiff = md[s - 1];
-            const bool converged = maxdiff < p_.threshold;
-            stopped = deliver(iter, maxdiff, converged);
-            if (converged || stopped >= 0) stop_at = s;
-        }
-        if (stop_at && in_flight) { // the pass after this one is not part of the run
+        // The pass's boundary: its end, or the iteration it converged at; callbacks come there once, and a
+        // stop ends the run there.
+        const size_t converged_at = heat_converged_in(job_, md.data(), length);
+        const size_t iter = done + (converged_at ? converged_at : length);
+        maxdiff = md[iter - done - 1];
+        stopped = deliver(done, iter, maxdiff, converged_at != 0);
+        const bool ends = converged_at || stopped >= 0;
+        if (ends && in_flight) { // the pass after this one is not part of the run
             back();
             in_flight = 0;
         }
-        if (stop_at && stop_at < length) { // the pass's source is kept: redo up to stop_at
+        if (converged_at && converged_at < length) { // the pass's source is kept: redo up to converged_at
             back();
-            std::vector<double> again(stop_at);
-            launch(stop_at, false);
-            collect(stop_at, again.data());
+            std::vector<double> again(converged_at);
+            launch(unsigned(converged_at), false);
+            collect(unsigned(converged_at), again.data());
         }
-        done += stop_at ? stop_at : length;
-        if (stop_at) break;
+        done = iter;
+        if (ends) break;
     }
     gpk_heat_report r = report(done, maxdiff);
     if (tfinal)

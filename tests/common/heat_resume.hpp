@@ -7,6 +7,7 @@
 #include "gpk.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <limits>
 #include <string>
@@ -27,7 +28,7 @@ struct Recorder {
     size_t stop_checkpoint_at = 0; // the checkpoint callback asks to stop there (0: never)
     std::vector<size_t> progress_iters;
     std::vector<double> progress_maxdiffs;
-    size_t stop_progress_at = 0; // the progress callback asks to stop there (0: never)
+    size_t stop_progress_at = 0; // the progress callback asks to stop from there on (0: never)
 };
 
 inline int record_report(const gpk_heat_report *r, int is_final, void *user) {
@@ -40,7 +41,7 @@ inline int record_progress(size_t niter, double maxdiff, double, void *user) {
     auto *rec = static_cast<Recorder *>(user);
     rec->progress_iters.push_back(niter);
     rec->progress_maxdiffs.push_back(maxdiff);
-    return niter == rec->stop_progress_at;
+    return rec->stop_progress_at && niter >= rec->stop_progress_at;
 }
 
 inline int record_checkpoint(size_t niter, double maxdiff, const double *grid, void *user) {
@@ -116,6 +117,49 @@ inline bool same_reports(const std::vector<gpk_heat_report> &a, const std::vecto
     for (size_t k = 0; k < a.size(); ++k)
         if (!same_report(a[k], b[k])) return false;
     return true;
+}
+
+// The progress rule of gpk.h for a run from `start` that ended at `end`, whose pass boundaries lie at most
+// `pass` iterations apart: each call at the first boundary at or after a multiple of `interval` that no
+// earlier call reached (so less than `pass` past it), with that iteration's maxdiff (within `rel`);
+// every multiple up to `end` reached, where `complete` (a run that no callback stopped: a stop may take
+// effect at a boundary whose callbacks are not delivered).
+struct ProgressRule {
+    size_t interval, start, end, pass;
+    bool complete = true;
+    double rel = 0;
+};
+
+// What breaks the rule in progress calls at `iters` with maxdiffs `seen`, against `maxdiffs` (of
+// iterations 1, 2, ...); "" where nothing does.
+inline std::string progress_rule_broken(const std::vector<size_t> &iters, const std::vector<double> &seen,
+                                        const ProgressRule &rule, const std::vector<double> &maxdiffs) {
+    size_t prev = rule.start;
+    for (size_t k = 0; k < iters.size(); ++k) {
+        const size_t it = iters[k], due = (prev / rule.interval + 1) * rule.interval;
+        const std::string at = "progress call " + std::to_string(k) + " at " + std::to_string(it);
+        if (it < due || it - due >= rule.pass || it > rule.end)
+            return at + ": not the first boundary at or after " + std::to_string(due);
+        if (k >= seen.size() || it > maxdiffs.size()) return at + ": no maxdiff to compare";
+        const double want = maxdiffs[it - 1], got = seen[k];
+        if (!(got == want || std::fabs(got - want) <= rule.rel * std::fabs(want)))
+            return at + ": maxdiff " + std::to_string(got) + ", not " + std::to_string(want);
+        prev = it;
+    }
+    if (rule.complete && (prev / rule.interval + 1) * rule.interval <= rule.end)
+        return "no progress call after " + std::to_string(prev) + " up to " + std::to_string(rule.end);
+    return "";
+}
+
+// The maxdiff of every iteration of setup `s` run free (threshold 0, a periodic report every iteration) by
+// `run_setup` (a Setup to a Run).
+template <class RunSetup> std::vector<double> every_maxdiff(const Setup &s, RunSetup &&run_setup) {
+    Setup free = s;
+    free.threshold = 0;
+    free.period = 1;
+    std::vector<double> md;
+    for (const gpk_heat_report &r : run_setup(free).rec.periodic) md.push_back(r.maxdiff);
+    return md;
 }
 
 // The fixed rows of a run on tinit: its first and last rows.

@@ -5,10 +5,10 @@
 // usable), with the halo paths chosen automatically (auto), with host staging forced (host, the test hook
 // GPK_TEST_MPI_HALO=host), or both one after the other (the default). On a CUDA rank the blocks are in
 // device memory (gpk_internal_device_alloc), as a GPU code's would be. The time per
-// iteration is taken inside the loop, from the progress callbacks at iterations ITER and 3 ITER (seconds
-// since the loop started; the slowest rank's), so that a call's uploads and set-up (seconds at 16384^2 from
-// pageable memory) do not enter it; the call's fixed cost is its wall time less 3 ITER such iterations.
-// Medians over the repeats:
+// iteration is taken inside the loop, from the progress callbacks at the first pass boundary at or after
+// iteration ITER and at 3 ITER, the run's end (seconds since the loop started; the slowest rank's), so that a
+// call's uploads and set-up (seconds at 16384^2 from pageable memory) do not enter it; the call's fixed cost
+// is its wall time less 3 ITER such iterations. Medians over the repeats:
 //   one    gpk_heat_run of the whole grid (on one rank only: run it with -np 1);
 //   ranks  gpk_mpi_heat_run, every rank its default block (ranks-auto, ranks-host by the paths);
 //   block  (several ranks) gpk_heat_run of each rank's own block, all ranks at once: the passes without
@@ -52,15 +52,18 @@ void line(const char *what, size_t iter, double per, double fixed) {
                     1e3 * per, double(g_rows) * double(g_cols) / per / 1e9, fixed);
 }
 
-// The loop's clock at iterations ITER and 3 ITER, from the progress callback.
+// The loop's clock at the first progress call after ITER (`reached`, a pass boundary) and at 3 ITER.
 struct Clock {
-    size_t first = 0;
+    size_t first = 0, reached = 0;
     double at_first = 0, at_last = 0;
 };
 
 int on_progress(size_t niter, double, double time, void *user) {
     Clock &c = *static_cast<Clock *>(user);
-    if (niter == c.first) c.at_first = time;
+    if (c.reached == 0 && niter < 3 * c.first) {
+        c.reached = niter;
+        c.at_first = time;
+    }
     if (niter == 3 * c.first) c.at_last = time;
     return 0;
 }
@@ -72,10 +75,12 @@ template <class Run> double timed(const char *what, size_t iter, int reps, Clock
     std::vector<double> per, fixed;
     for (int r = 0; r < reps; ++r) {
         clock.at_first = clock.at_last = 0;
+        clock.reached = 0;
         MPI_Barrier(MPI_COMM_WORLD);
         double t0 = now();
         run();
-        double v[2] = {now() - t0, (clock.at_last - clock.at_first) / double(2 * iter)};
+        const size_t from = clock.reached ? clock.reached : 0; // no call before the end: from the start
+        double v[2] = {now() - t0, (clock.at_last - clock.at_first) / double(3 * iter - from)};
         MPI_Allreduce(MPI_IN_PLACE, v, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
         per.push_back(v[1]);
         fixed.push_back(v[0] - v[1] * double(3 * iter));

@@ -128,6 +128,12 @@ HeatCase heat_case() {
     return h;
 }
 
+// The maxdiff of every iteration of a free run (a periodic report every iteration), in one process.
+std::vector<double> maxdiffs(gpk_context *ctx, const Setup &s, const std::vector<double> &t,
+                             const std::vector<double> &c) {
+    return heat_resume::every_maxdiff(s, [&](const Setup &free) { return whole(ctx, free, t, c); });
+}
+
 // Runs to their end, on host blocks or on device blocks: to maxiter, and converging inside a pass and at its
 // end.
 void test_heat_runs(gpk_context *ctx, bool device) {
@@ -140,9 +146,7 @@ void test_heat_runs(gpk_context *ctx, bool device) {
         return device ? mine_on_device(ctx, x, t, c, begin, count) : mine(ctx, x, t, c, begin, count);
     };
     compare(run(s), whole(ctx, s, t, c), begin, count, m, "heat " + std::to_string(n) + blocks);
-    Setup free = s;
-    free.progress = 1;
-    const std::vector<double> md = whole(ctx, free, t, c).rec.progress_maxdiffs;
+    const std::vector<double> md = maxdiffs(ctx, s, t, c);
     // Convergence at iterations inside a pass and at its end (passes of up to 6 levels restart at the
     // periods' multiples): the pass launched beyond it is dropped and the one it is in redone up to it.
     // Quick mode keeps one of each.
@@ -167,28 +171,34 @@ void test_heat_stops(gpk_context *ctx) {
     const auto &t = h.t, &c = h.c;
     const size_t begin = h.begin, count = h.count, n = s.n, m = s.m;
     const Run want = whole(ctx, s, t, c);
-    // A progress callback that stops the run inside a pass, and at a pass's end (quick mode: inside).
+    // A progress callback that asks to stop inside a pass, and at a pass's end (quick mode: inside): the
+    // run ends at that pass's boundary (passes of up to 6 iterations), as the run of that many iterations.
+    const std::vector<double> md = maxdiffs(ctx, s, t, c);
     const std::vector<size_t> stops =
         testenv::quick() ? std::vector<size_t>{77} : std::vector<size_t>{77, 96};
     for (size_t at : stops) {
         Setup every = s;
         every.progress = 1;
-        Run w, got;
-        w.rec.stop_progress_at = got.rec.stop_progress_at = at;
-        w.grid.assign(n * m, -1.0);
+        Run got;
+        got.rec.stop_progress_at = at;
         got.grid.assign(count * m, -1.0);
-        gpk_heat_params pw = heat_resume::params_of(every, &w.rec),
-                        pg = heat_resume::params_of(every, &got.rec);
-        w.status = gpk_heat_run(ctx, &pw, t.data(), c.data(), w.grid.data(), &w.final);
+        gpk_heat_params pg = heat_resume::params_of(every, &got.rec);
         got.status = gpk_mpi_heat_run(ctx, MPI_COMM_WORLD, &pg, begin, count, t.data() + begin * m,
                                       c.data() + begin * m, got.grid.data(), &got.final);
-        const std::string what = "heat stopped by progress at " + std::to_string(at);
-        CHECK_MSG(w.status == GPK_ERR_CANCELLED && got.status == GPK_ERR_CANCELLED, what);
-        CHECK_EQ(got.final.niter, at);
+        const std::string what = "heat stopped by progress from " + std::to_string(at);
+        CHECK_MSG(got.status == GPK_ERR_CANCELLED, what + ": " + got.message);
+        CHECK_MSG(got.final.niter >= at && got.final.niter < at + 6,
+                  what + ": niter " + std::to_string(got.final.niter));
+        Setup until = s;
+        until.maxiter = got.final.niter;
+        const Run w = whole(ctx, until, t, c);
         CHECK_MSG(same_bits(got.grid.data(), w.grid.data() + begin * m, count * m * sizeof(double)),
                   what + ": final grid");
         CHECK_MSG(heat_resume::same_report(got.final, w.final), what + ": final report");
-        CHECK_MSG(got.rec.progress_maxdiffs == w.rec.progress_maxdiffs, what + ": progress maxdiffs");
+        const heat_resume::ProgressRule rule{1, 0, got.final.niter, 6};
+        const std::string broken =
+            heat_resume::progress_rule_broken(got.rec.progress_iters, got.rec.progress_maxdiffs, rule, md);
+        CHECK_MSG(broken.empty(), what + ": " + broken);
     }
     // Resumed at 120 from the whole run's grid there, with its fixed rows.
     Setup first = s;

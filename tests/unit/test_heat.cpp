@@ -110,7 +110,7 @@ struct Seen {
     std::vector<size_t> progress_iters;
     std::vector<double> progress_maxdiffs, progress_times;
     size_t stop_report_at = 0;   // the report callback returns 1 at this niter (0: never)
-    size_t stop_progress_at = 0; // the progress callback returns 1 at this niter (0: never)
+    size_t stop_progress_at = 0; // the progress callback returns 1 from this niter on (0: never)
 };
 
 int on_report(const gpk_heat_report *r, int is_final, void *user) {
@@ -124,7 +124,7 @@ int on_progress(size_t niter, double maxdiff, double time, void *user) {
     seen->progress_iters.push_back(niter);
     seen->progress_maxdiffs.push_back(maxdiff);
     seen->progress_times.push_back(time);
-    return seen->stop_progress_at == niter;
+    return seen->stop_progress_at && niter >= seen->stop_progress_at;
 }
 
 struct GpkRun {
@@ -314,6 +314,9 @@ void test_thread_counts() {
     gpk_context_destroy(three);
 }
 
+// Progress is a request, not a barrier: it comes at pass boundaries (4 iterations on these grids), at the
+// first one at or after each multiple of the interval, with that iteration and its maxdiff; a stop ends
+// the run at that boundary.
 void test_progress_and_cancel(gpk_context *ctx, size_t n, size_t m) {
     std::mt19937_64 rng(n * 1000 + m);
     auto t = random_values(n * m, -100, 100, rng), c = random_values(n * m, 0, 1, rng);
@@ -321,28 +324,44 @@ void test_progress_and_cancel(gpk_context *ctx, size_t n, size_t m) {
 
     GpkRun p = gpk_heat(ctx, t, c, n, m, 10, 0.0, 0, {}, 3);
     CHECK(p.status == GPK_OK);
-    CHECK(p.seen.progress_iters == std::vector<size_t>({3, 6, 9}));
+    CHECK(p.seen.progress_iters == std::vector<size_t>({4, 8, 10})); // for 3, 6 and 9
     for (size_t k = 0; k < p.seen.progress_iters.size() && k < 3; ++k) {
-        CHECK(close_rel(p.seen.progress_maxdiffs[k], ref.maxdiffs[3 * k + 2]));
+        CHECK(close_rel(p.seen.progress_maxdiffs[k], ref.maxdiffs[p.seen.progress_iters[k] - 1]));
         CHECK(p.seen.progress_times[k] >= 0 &&
               (k == 0 || p.seen.progress_times[k] >= p.seen.progress_times[k - 1]));
     }
     CHECK(p.final.time >= p.seen.progress_times.back());
+    // Every boundary with interval 1; an interval longer than a pass comes at the boundary after it.
+    CHECK(gpk_heat(ctx, t, c, n, m, 10, 0.0, 0, {}, 1).seen.progress_iters ==
+          std::vector<size_t>({4, 8, 10}));
+    CHECK(gpk_heat(ctx, t, c, n, m, 10, 0.0, 0, {}, 5).seen.progress_iters == std::vector<size_t>({8, 10}));
+    // Periodic reports end passes (at 3, 6, 9): progress comes there too.
+    CHECK(gpk_heat(ctx, t, c, n, m, 10, 0.0, 3, {}, 2).seen.progress_iters ==
+          std::vector<size_t>({3, 6, 9, 10}));
+    // A run that converges inside a pass (at 6) ends at a boundary of its own.
+    const double converging = threshold_converging_at(ref.maxdiffs, 6);
+    CHECK(converging > 0);
+    GpkRun conv = gpk_heat(ctx, t, c, n, m, 10, converging, 0, {}, 5);
+    CHECK(conv.status == GPK_OK && conv.final.niter == 6);
+    CHECK(conv.seen.progress_iters == std::vector<size_t>({6}));
+    CHECK(conv.seen.progress_maxdiffs.size() == 1 &&
+          close_rel(conv.seen.progress_maxdiffs[0], ref.maxdiffs[5]));
 
-    // The progress callback stops the run at iteration 7: the state of iteration 7, final report delivered.
+    // The progress callback asks to stop at iteration 7 (the boundary at 8): the state of iteration 8, the
+    // final report delivered.
     Seen stop_progress;
     stop_progress.stop_progress_at = 7;
     GpkRun a = gpk_heat(ctx, t, c, n, m, 100, 0.0, 0, stop_progress, 1);
-    RefRun ref7 = reference_heat(t, c, n, m, 7, 0.0, 0);
+    RefRun ref8 = reference_heat(t, c, n, m, 8, 0.0, 0);
     CHECK_MSG(a.status == GPK_ERR_CANCELLED, a.message);
     CHECK_MSG(a.message.find("progress") != std::string::npos &&
-                  a.message.find("iteration 7") != std::string::npos,
+                  a.message.find("iteration 8") != std::string::npos,
               a.message);
-    CHECK_EQ(a.final.niter, size_t(7));
-    CHECK(matches(a.final, ref7.final));
-    CHECK(a.seen.finals.size() == 1 && matches(a.seen.finals[0], ref7.final));
-    CHECK(same_grid(a.grid, ref7.grid));
-    CHECK_EQ(a.seen.progress_iters.size(), size_t(7));
+    CHECK_EQ(a.final.niter, size_t(8));
+    CHECK(matches(a.final, ref8.final));
+    CHECK(a.seen.finals.size() == 1 && matches(a.seen.finals[0], ref8.final));
+    CHECK(same_grid(a.grid, ref8.grid));
+    CHECK(a.seen.progress_iters == std::vector<size_t>({4, 8}));
 
     // The report callback stops the run at its second periodic report (iteration 10).
     Seen stop_report;
@@ -487,7 +506,7 @@ void test_without_tfinal() {
 // A call that asks for no report (final NULL, no report callback; a progress callback or none) leaves out
 // the final grid's statistics: tfinal must hold the very bits of the same call with a report, on one band
 // and on several, for runs of one pass, whole passes and shorter last passes, stopped by convergence inside a
-// pass or at maxiter, and cancelled by the progress callback inside a pass.
+// pass or at maxiter, and cancelled by the progress callback at a pass boundary.
 void test_without_report() {
     gpk_context *ctx = cpu_context(2);
     for_each_band_shape(
@@ -499,7 +518,7 @@ void test_without_report() {
                     thresholds.push_back(th);
             for (size_t maxiter : {1, 3, 4, 5, 11, 20})
                 for (double threshold : thresholds)
-                    for (int progress : {0, 1, 2}) { // none; every 2 iterations; every 2, stopping at 5
+                    for (int progress : {0, 1, 2}) { // none; every 2 iterations; every 2, stopping from 5
                         Seen seen;
                         seen.stop_progress_at = progress == 2 ? 5 : 0;
                         const size_t every = progress ? 2 : 0;
@@ -633,7 +652,7 @@ int main() {
     for_each_cpu_isa([&](const std::string &) { // every variant of the row kernel
         test_random_grids(ctx);
         test_thread_counts();
-        test_progress_and_cancel(ctx, 301, 409); // several threads, stops inside a pass
+        test_progress_and_cancel(ctx, 301, 409); // several threads
         test_report_statistics(ctx);             // every variant of the row statistics
     });
     test_isa_knob(ctx);

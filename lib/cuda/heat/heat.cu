@@ -40,6 +40,9 @@ using heat::Views;
 
 constexpr unsigned kLogCapacity = 4096;
 constexpr size_t kMaxBatch = 1024; // iterations enqueued before the host looks at the state
+// Cell updates a batch of a run with callbacks holds at most (about 0.15 s on an H100): a stop, which
+// takes effect at the end of the batch in flight, comes within a fraction of a second on any grid.
+constexpr size_t kMaxBatchCells = size_t(1) << 36;
 
 // Free device memory as the heat solver may use it: cudaMemGetInfo plus what it holds already, capped by
 // the test hook GPK_TEST_DEVICE_MEMORY_LIMIT=bytes (NOTES.md).
@@ -371,19 +374,17 @@ void HeatRun::report_bad_inputs() {
             "; it must lie in [0, 1]");
 }
 
+// A periodic report or a checkpoint is due at the end of a batch at `it`: no batch is enqueued beyond it
+// (each reads that batch's grid, and may cancel). Progress is no barrier.
 bool HeatRun::callback_due(size_t it) const {
-    return (job_.on_progress && job_.progress_interval && it % job_.progress_interval == 0) ||
-           (job_.on_report && job_.period && it % job_.period == 0) || heat_checkpoint_due(job_, it);
+    return (job_.on_report && job_.period && it % job_.period == 0) || heat_checkpoint_due(job_, it);
 }
 
-// The batch ends at maxiter, after `batch` iterations, or at the next iteration where a callback is due
-// (a callback may cancel, and then the grid of that iteration is the result; a checkpoint needs that
-// iteration's grid whole).
+// The batch ends at maxiter, after `batch` iterations, or at the next periodic report or checkpoint (whose
+// iteration's grid must be whole); never for progress, which comes at batch ends (heat_progress_due).
 size_t HeatRun::batch_end(size_t done, size_t batch) const {
     size_t end = std::min(job_.maxiter, done + batch);
     auto next_multiple = [&](size_t every) { return (done / every + 1) * every; };
-    if (job_.on_progress && job_.progress_interval)
-        end = std::min(end, next_multiple(job_.progress_interval));
     if (job_.on_report && job_.period) end = std::min(end, next_multiple(job_.period));
     if (job_.on_checkpoint && job_.checkpoint_interval)
         end = std::min(end, next_multiple(job_.checkpoint_interval));
@@ -419,25 +420,20 @@ double HeatRun::seconds() const {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
 }
 
-// The callbacks due in iterations done+1..last of a batch (batches end where one is due), by the rules of
-// heat_deliver. Returns the callback that asked to stop, or none. No checkpoint at the iteration that
-// converged (heat_checkpoint_due excludes maxiter).
+// The callbacks due at the batch's boundary `last` (its end, or the iteration it converged at), reached
+// from `done`, by the rules of heat_deliver; batches end at reports and checkpoints. Returns the callback
+// that asked to stop, or none.
 HeatCallback HeatRun::deliver_callbacks(size_t done, size_t last, const DeviceState &st) {
-    const bool converged = st.converged != 0;
-    for (size_t it = done + 1; it <= last; ++it) {
-        const double maxdiff = host_log(it);
-        const HeatCallback stop = heat_deliver(
-            job_, it, converged && it == last,
-            [&] {
-                if (!job_.on_report) return false;
-                gpk_heat_report r = report(it, maxdiff, seconds()); // stats of the batch's last grid
-                return job_.on_report(&r, 0, job_.user_data) != 0;
-            },
-            [&] { return job_.on_progress && job_.on_progress(it, maxdiff, seconds(), job_.user_data) != 0; },
-            [&] { return checkpoint(it, maxdiff, st.buffer); });
-        if (stop != HeatCallback::none) return stop;
-    }
-    return HeatCallback::none;
+    const double maxdiff = host_log(last);
+    return heat_deliver(
+        job_, done, last, st.converged != 0,
+        [&] {
+            if (!job_.on_report) return false;
+            gpk_heat_report r = report(last, maxdiff, seconds()); // stats of the batch's last grid
+            return job_.on_report(&r, 0, job_.user_data) != 0;
+        },
+        [&] { return job_.on_progress && job_.on_progress(last, maxdiff, seconds(), job_.user_data) != 0; },
+        [&] { return checkpoint(last, maxdiff, st.buffer); });
 }
 
 void HeatRun::run() {
@@ -453,9 +449,11 @@ void HeatRun::run() {
     upload();
     start_ = std::chrono::steady_clock::now();
     // Batches of whole passes, doubling; up to two in flight, so that the device works on the next while the
-    // host reads one back. No batch is enqueued past one that ends where a callback is due (it may cancel; a
-    // checkpoint reads that batch's grid). Iterations count on from job_.start_iteration.
-    // Convergence stops the work on the device: the kernels of a batch enqueued beyond it return at once.
+    // host reads one back. No batch is enqueued past one that ends at a periodic report or a checkpoint
+    // (each reads that batch's grid and may cancel). Progress comes at batch ends; a stop it asks for ends
+    // the run at the end of the batch in flight, if any, else there. Iterations count on from
+    // job_.start_iteration. Convergence stops the work on the device: the kernels of a batch enqueued
+    // beyond it return at once.
     struct Batch {
         size_t begin, end;
         int slot;
@@ -463,27 +461,30 @@ void HeatRun::run() {
     };
     Batch flight[2];
     int in_flight = 0, next_slot = 0;
-    const size_t L = (size_t)run_.choice.levels, max_batch = std::max<size_t>(L, kMaxBatch / L * L);
     const size_t start = job_.start_iteration;
     // A quiet run (no report, progress or checkpoint callback: nothing can stop it or look into it before it
     // ends) needs no early look at the state where it cannot converge either (threshold 0): its batches are
     // all as long as any (each batch costs two read-back copies, and where the threshold is positive a
-    // recomputation launch); and its final statistics follow the batch that ends at maxiter at once, not
-    // after the host has seen that batch.
+    // recomputation launch). A run with callbacks keeps its batches to kMaxBatchCells.
     const bool quiet = !job_.on_report && !job_.on_progress && !job_.on_checkpoint;
+    const size_t L = (size_t)run_.choice.levels, cells = job_.rows * job_.cols;
+    const size_t longest =
+        quiet ? kMaxBatch : std::min(kMaxBatch, std::max<size_t>(1, kMaxBatchCells / cells));
+    const size_t max_batch = std::max<size_t>(L, longest / L * L);
     size_t done = start, enqueued = start, batch = quiet && !(job_.threshold > 0) ? max_batch : L;
     bool final_stats = false;
     DeviceState st{};
     HeatCallback stopped_by = HeatCallback::none;
     for (;;) {
-        while (in_flight < 2 && enqueued < job_.maxiter &&
+        while (stopped_by == HeatCallback::none && in_flight < 2 && enqueued < job_.maxiter &&
                (in_flight == 0 || !callback_due(flight[in_flight - 1].end))) {
             const size_t end = batch_end(enqueued, batch);
             enqueue_iterations(end - enqueued, enqueued == start, end == job_.maxiter);
             if (job_.on_report && job_.period && end % job_.period == 0) enqueue_stats(true);
-            // A quiet run's final statistics go right behind the passes, ahead of the read-back copies, so
-            // that the stream turns from kernels to copies once.
-            final_stats = quiet && end == job_.maxiter;
+            // The final statistics go right behind the passes that end at maxiter, ahead of the read-back
+            // copies, so that the stream turns from kernels to copies once: the run ends with this batch
+            // (at its end, or where it converges; a stop asked before it lands at its end, no cancellation).
+            final_stats = end == job_.maxiter;
             if (final_stats) enqueue_stats(false, tfinal_direct_ ? job_.tfinal : nullptr, true);
             enqueue_readback(next_slot, enqueued, end);
             flight[in_flight++] = {enqueued, end, next_slot, enqueued == start};
@@ -501,9 +502,13 @@ void HeatRun::run() {
             report_bad_inputs();
         }
         const size_t last = st.converged ? (size_t)st.niter : b.end;
-        stopped_by = deliver_callbacks(done, last, st);
+        const bool ends = st.converged || last == job_.maxiter;
+        if (stopped_by == HeatCallback::none)
+            stopped_by = deliver_callbacks(done, last, st);
+        else if (ends) // asked before this batch, which ends the run anyway
+            stopped_by = HeatCallback::none;
         done = last;
-        if (st.converged || stopped_by != HeatCallback::none || done == job_.maxiter) break;
+        if (ends || (stopped_by != HeatCallback::none && in_flight == 0)) break;
     }
     // After any batch still in flight, whose kernels return at once. A device tfinal that the run did not
     // end on gets the newest grid from the statistics kernel, which reads it anyway.
