@@ -283,13 +283,9 @@ void write_heat_map(const HeatSetup &s, const std::vector<double> &grid, const g
     write_file_atomically(s.map_path, draw_heat_map(grid.data(), s.rows, s.cols, title));
 }
 
-// Iterations between progress calls (which also notice Ctrl-C): about 16M cell updates, and a multiple of
-// 16 iterations, because a backend that advances several iterations per pass (the CUDA one) ends its
-// passes where a callback is due.
-size_t progress_interval(size_t cells) {
-    size_t iterations = std::max<size_t>(16, (size_t(1) << 24) / cells);
-    return (iterations + 15) / 16 * 16;
-}
+// Progress (the bar, and the check for Ctrl-C) at every pass boundary: progress never shortens a pass
+// (gpk.h), and the bar redraws at most ten times a second.
+constexpr size_t kProgressInterval = 1;
 
 gpk_heat_params heat_params(const HeatSetup &s, HeatRun *run) {
     gpk_heat_params params;
@@ -301,7 +297,7 @@ gpk_heat_params heat_params(const HeatSetup &s, HeatRun *run) {
     params.period = s.period;
     params.on_report = on_report;
     params.on_progress = on_progress;
-    params.progress_interval = progress_interval(s.rows * s.cols);
+    params.progress_interval = kProgressInterval;
     params.user_data = run;
     if (run->checkpoints.writing()) params.on_checkpoint = on_checkpoint;
     return params;
