@@ -409,18 +409,28 @@ class HeatResult(NamedTuple):
         return self.reports[-1].niter
 
 
-# Cell updates between progress callbacks when the caller sets no interval: they also let Ctrl-C stop a
-# run. A callback costs a host synchronisation on the GPU, nothing on the CPU.
-_CHECK_CELLS = {"cpu": 2**24, "cuda": 2**27}
+# Cell updates between the caller's progress calls when it sets no interval.
+_PROGRESS_CELLS = {"cpu": 2**24, "cuda": 2**27}
+
+
+def _progress_interval(interval, backends, cells):
+    """The caller's interval, or its default: about _PROGRESS_CELLS cell updates of the fewest."""
+    return interval or max(1, min(_PROGRESS_CELLS.get(b, 2**24) for b in backends) // max(cells, 1))
 
 
 class _Run:
     """The callbacks of one heat run: reports are collected, the caller's callbacks called, exceptions
-    kept (and the run stopped) to be raised once the library has returned."""
+    kept (and the run stopped) to be raised once the library has returned.
 
-    def __init__(self, on_report, on_progress):
-        self.on_report, self.on_progress = on_report, on_progress
+    The library is asked for progress at every pass boundary (progress_interval 1: progress never
+    shortens a pass), which is where Ctrl-C (marked by _sigint_stops) stops the run, within a batch of
+    passes; the caller's on_progress comes at the boundaries the library would call it at for `interval`:
+    the first at or after each multiple."""
+
+    def __init__(self, on_report, on_progress, interval=1):
+        self.on_report, self.on_progress, self.interval = on_report, on_progress, interval
         self.reports, self.error, self.interrupted = [], None, False
+        self.boundary = 0  # the last pass boundary seen
         self.report_fn = _lib.REPORT_FN(self._report)
         self.progress_fn = _lib.PROGRESS_FN(self._progress)
 
@@ -441,7 +451,9 @@ class _Run:
         try:
             if self.error is not None or self.interrupted:
                 return 1
-            if self.on_progress is not None and self.on_progress(int(niter), maxdiff, time):
+            due = niter // self.interval > self.boundary // self.interval
+            self.boundary = niter
+            if due and self.on_progress is not None and self.on_progress(int(niter), maxdiff, time):
                 return 1
             return 0
         except BaseException as e:  # noqa: B036
@@ -452,7 +464,8 @@ class _Run:
 @contextlib.contextmanager
 def _sigint_stops(run):
     """On the main thread with Python's default SIGINT handler, Ctrl-C during the run only marks it, and
-    the next callback stops it; KeyboardInterrupt is raised when the library has returned."""
+    the next callback (at the next pass boundary) stops it; KeyboardInterrupt is raised when the library
+    has returned."""
     if (threading.current_thread() is not threading.main_thread()
             or signal.getsignal(signal.SIGINT) is not signal.default_int_handler):
         yield
@@ -515,7 +528,10 @@ def heat(tinit, conductivity, maxiter=5000, threshold=0.001, period=0, on_report
     on_report : callable(HeatReport) -> bool, optional
         Called with every report (periodic, then the final one); a true return stops the run.
     on_progress : callable(niter, maxdiff, seconds) -> bool, optional
-        Called every `progress_interval` iterations; a true return stops the run.
+        Called at the first pass boundary at or after each multiple of `progress_interval` (gpk.h: a
+        backend advances several iterations a pass, up to 4 on the CPU and a batch of passes on the GPU,
+        and progress never shortens one), with the iteration reached and its maxdiff; a true return stops
+        the run at that boundary (on the GPU, at the end of the batch already queued).
     progress_interval : int, optional
         Iterations between progress calls; default about every 2**24 (CPU) or 2**27 (GPU) cell updates.
     out : array (rows, cols), optional
@@ -532,9 +548,9 @@ def heat(tinit, conductivity, maxiter=5000, threshold=0.001, period=0, on_report
     gpk.CancelledError
         A callback returned true; ``error.result`` is the HeatResult of the state reached.
     KeyboardInterrupt
-        Ctrl-C (SIGINT) during a run on the main thread stops it after the current iteration; the
-        exception carries the HeatResult as ``.result``. An exception raised by a callback likewise stops
-        the run and is raised again with ``.result``.
+        Ctrl-C (SIGINT) during a run on the main thread stops it at the next pass boundary (well within a
+        second); the exception carries the HeatResult as ``.result``. An exception raised by a callback
+        likewise stops the run and is raised again with ``.result``.
     """
     args = heat_args(maxiter, threshold, period, on_report, on_progress, progress_interval)
     objs = [tinit, conductivity, out]
@@ -543,9 +559,8 @@ def heat(tinit, conductivity, maxiter=5000, threshold=0.001, period=0, on_report
         run_stream, keep = _begin(ctx, objs)
         src, cond, out, dst = heat_buffers(tinit, conductivity, out, run_stream)
         rows, cols = src.shape
-        run = _Run(on_report, on_progress)
-        interval = args[3] or max(1, _CHECK_CELLS.get(ctx.backend, 2**24) // max(rows * cols, 1))
-        p = heat_params(run, rows, cols, *args[:3], interval)
+        run = _Run(on_report, on_progress, _progress_interval(args[3], [ctx.backend], rows * cols))
+        p = heat_params(run, rows, cols, *args[:3])
         with _sigint_stops(run), _device_call(ctx, handle, run_stream, keep, [src, cond, dst]):
             _lib.traced("heat", tinit=src.ptr, conductivity=cond.ptr, tfinal=dst.ptr, stream=ctx._set)
             status = _lib.lib.gpk_heat_run(handle, byref(p), src.ptr, cond.ptr, dst.ptr, None)
@@ -589,11 +604,12 @@ def heat_check_out(dst, shape):
         raise InvalidArgumentError("gpk.heat: out is read-only")
 
 
-def heat_params(run, rows, cols, maxiter, threshold, period, progress_interval):
+def heat_params(run, rows, cols, maxiter, threshold, period):
+    """The run's parameters: progress at every pass boundary (_Run filters the caller's)."""
     p = _lib.new_params(_lib.HeatParams_C, "gpk_heat_params_init")
     p.rows, p.cols, p.maxiter, p.threshold, p.period = rows, cols, maxiter, threshold, period
     p.on_report, p.on_progress = run.report_fn, run.progress_fn
-    p.progress_interval = progress_interval
+    p.progress_interval = 1
     return p
 
 

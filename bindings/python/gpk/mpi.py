@@ -309,8 +309,9 @@ def heat(comm, tinit, conductivity, maxiter=5000, threshold=0.001, period=0, on_
     -------
     HeatResult(grid, reports): this rank's block of the final grid (where `tinit` lives, or `out`), and the
     reports of the whole grid, the same on every rank (each report's time is the slowest rank's). The
-    final grid and the reports but their times are bit-identical to `gpk.heat` of the whole grid.
-    Callbacks run on every rank at the same iterations; one that returns true on any rank stops every rank
+    final grid and the reports but their times are bit-identical to `gpk.heat` of the whole grid (of a run
+    that no callback stops). Callbacks run on every rank at the same iterations (progress: at the pass
+    boundaries of the ranks' passes); one that returns true on any rank stops every rank at that boundary
     (`gpk.CancelledError`).
     """
     what = "gpk.mpi.heat"
@@ -337,12 +338,10 @@ def heat(comm, tinit, conductivity, maxiter=5000, threshold=0.001, period=0, on_
     counts = [f[0] for f in facts]
     total, starts = _blocks(what, counts, [f[1] for f in facts], fields["rows"], "rows")
     rows_here, cols = src.shape
-    interval = args[3]
-    if interval is None:  # as gpk.heat, from the largest block and the slowest backend: the same on every rank
-        check = min(_ops._CHECK_CELLS.get(f[2], 2**24) for f in facts)
-        interval = max(1, check // max(max(counts) * cols, 1))
-    run = _ops._Run(on_report, on_progress)
-    p = _ops.heat_params(run, total, cols, *args[:3], interval)
+    # As gpk.heat, from the largest block and the slowest backend: the same on every rank.
+    interval = _ops._progress_interval(args[3], [f[2] for f in facts], max(counts) * cols)
+    run = _ops._Run(on_report, on_progress, interval)
+    p = _ops.heat_params(run, total, cols, *args[:3])
     with ctx._call() as ctx_handle:
         with _ops._sigint_stops(run):
             _lib.traced("mpi.heat", tinit=src.ptr, conductivity=cond.ptr, tfinal=dst.ptr, stream=None)
