@@ -8,6 +8,7 @@ Each becomes a `Buffer`: a data pointer, a shape, byte strides, a NumPy dtype, t
 producer named. Device data is passed to the library in place; nothing is copied.
 """
 import ctypes
+import functools
 import os
 import sys
 from ctypes import POINTER, Structure, c_int32, c_int64, c_uint8, c_uint16, c_uint32, c_uint64, c_void_p
@@ -303,6 +304,7 @@ def contiguous_copy(buf, what, reason):
     return from_numpy(host_copy(buf.obj, buf.dtype, what), what)
 
 
+@functools.lru_cache(maxsize=None)
 def _physical_memory():
     """The machine's memory in bytes (None where the system does not say)."""
     try:

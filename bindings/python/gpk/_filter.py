@@ -1,5 +1,6 @@
 """gpk.Filter: named, 2D and separable convolution filters."""
 import ctypes
+import functools
 from ctypes import POINTER, byref, c_double, c_void_p
 
 import numpy as np
@@ -144,6 +145,14 @@ class Filter:
         return f"<gpk.Filter {name}{kind} {self._shape[0]}x{self._shape[1]} sum={self._sum:g}>"
 
 
+@functools.lru_cache(maxsize=64)
+def _named(name):
+    """The Filter of a name, made once: Filters are immutable, and making one costs a few library calls."""
+    return Filter(name)
+
+
 def as_filter(spec):
     """A Filter from a Filter, a name or 2D taps."""
-    return spec if isinstance(spec, Filter) else Filter(spec)
+    if isinstance(spec, Filter):
+        return spec
+    return _named(spec) if isinstance(spec, str) else Filter(spec)
