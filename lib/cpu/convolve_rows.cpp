@@ -30,8 +30,11 @@ GPK_INLINE void add_line(V (&acc)[kRows][kVectors], const A *src, const A *taps,
         for (int v = 0; v < kVectors; ++v) {
             x[v] = load<V>(src + v * L);
             // Several rows use x[v]: keep it in a register. Left to itself, GCC folds the load into each
-            // row's multiply-add, loading it (often across two cache lines) once per row.
+            // row's multiply-add, loading it (often across two cache lines) once per row. (Clang, used for
+            // the sanitizer builds, refuses "x" for vectors wider than 16 bytes, and needs no such hint.)
+#if defined(__GNUC__) && !defined(__clang__)
             if constexpr (kLast - kFirst > 1) asm("" : "+x"(x[v]));
+#endif
         }
 #pragma GCC unroll 4
         for (int r = kFirst; r < kLast; ++r) {
