@@ -43,8 +43,10 @@ void finish_output_samples(const ConvolveJob &job, const A *acc, size_t y, size_
     }
 }
 
-// Outputs at least this large are written past the caches: they cannot stay there anyway, and reading
-// their lines in before overwriting them would cost as much memory traffic as the writes.
+// Outputs at least this large are written past the caches where rows are finished (converted or normalised)
+// from accumulated rows, a row at a time: they cannot stay there anyway, and reading their lines in before
+// overwriting them would cost as much memory traffic as the writes. Rows the tap loop writes directly take
+// plain stores (convolve_band.hpp, RowTarget).
 constexpr size_t kStreamingBytes = size_t(32) << 20;
 
 // Runs body(state, begin, end) over [0, total) in chunks that the pool's threads take in turn, so that a
@@ -175,8 +177,6 @@ template <class A> void convolve_direct(ThreadPool &pool, const Plan<A> &p, cons
                             reinterpret_cast<A *>(static_cast<char *>(job.out_data) + y * job.out.stride) +
                             x0;
                         target.direct_end = direct_end;
-                        target.stream =
-                            f.stream_output && reinterpret_cast<uintptr_t>(target.direct) % 16 == 0;
                     }
                     return target;
                 },

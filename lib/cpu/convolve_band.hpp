@@ -273,11 +273,12 @@ template <class A> void load_window_row(const Plan<A> &p, BandScratch<A> &s, lon
 
 // Where the tap pass puts the values of one output row: samples [0, direct_end) straight into `direct`
 // (the output row itself, when it has type A and needs no finishing; direct_end a whole number of blocks
-// within the row), the rest into `scratch` (a padded row), at the same local index.
+// within the row), the rest into `scratch` (a padded row), at the same local index. The direct part takes
+// plain stores whatever the image's size: non-temporal ones, from inside the tap loop or copied out after
+// it, were slower (bench/RESULTS.md, variants).
 template <class A> struct RowTarget {
     A *direct = nullptr;
     size_t direct_end = 0;
-    bool stream = false; // direct is 16-byte aligned and written with non-temporal stores
     A *scratch = nullptr;
 };
 
@@ -287,18 +288,9 @@ void split_pass(const RowTarget<A> *targets, int rows, Span span, Correlate &&co
     A *out[kMaxRowsPerPass] = {};
     const size_t cut = std::clamp(targets[0].direct_end, span.begin, span.end), end = span.end;
     if (span.begin < cut) {
-        bool stream = true;
-        for (int r = 0; r < rows; ++r) stream = stream && targets[r].stream;
-        // Rows to stream are computed into the scratch rows, then copied out in one run of non-temporal
-        // stores: stores spread through the tap loop's work leave write-combining buffers part-filled, and
-        // were slower than plain stores (bench/RESULTS.md, variants).
-        for (int r = 0; r < rows; ++r) out[r] = stream ? targets[r].scratch : targets[r].direct;
+        for (int r = 0; r < rows; ++r) out[r] = targets[r].direct;
         span.end = cut;
         correlate_into(out, span);
-        if (stream)
-            for (int r = 0; r < rows; ++r)
-                stream_copy(targets[r].direct + span.begin, targets[r].scratch + span.begin,
-                            (cut - span.begin) * sizeof(A));
     }
     if (cut < end) {
         for (int r = 0; r < rows; ++r) out[r] = targets[r].scratch;

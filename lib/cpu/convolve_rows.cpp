@@ -143,16 +143,6 @@ GPK_CONVERT_VARIANTS(uint16_t, int64_t)
 
 } // namespace
 
-void stream_copy(void *dst, const void *src, size_t bytes) {
-    struct Piece {
-        char b[16];
-    };
-    for (size_t k = 0; k < bytes; k += 16)
-        simd::stream_store(static_cast<char *>(dst) + k,
-                           simd::get(reinterpret_cast<const Piece *>(static_cast<const char *>(src) + k)));
-    _mm_sfence(); // order the streamed rows before whatever says they are done
-}
-
 #define GPK_CONVERT(In, A)                                                                                   \
     void convert_samples(const In *src, A *dst, size_t n) {                                                  \
         GPK_ISA_CALL(convert, src, dst, n)                                                                   \

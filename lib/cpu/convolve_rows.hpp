@@ -63,10 +63,6 @@ void correlate(const int32_t *const *lines, const int32_t *taps, int kh, int kw,
 void correlate(const int64_t *const *lines, const int64_t *taps, int kh, int kw, size_t step,
                int64_t *const *out, int rows, Span span);
 
-// Copies `bytes` (a multiple of 16) to 16-byte aligned dst with non-temporal stores, then fences: for output
-// rows too large to stay in the caches, which reading in before overwriting would cost as much as writing.
-void stream_copy(void *dst, const void *src, size_t bytes);
-
 // How accumulated values become output samples (NOTES.md, "Convolution").
 struct RowFinish {
     bool exact = false; // accumulated values are exact integers (held in any accumulation type)
