@@ -7,7 +7,11 @@ of --runs runs after warm-up, each run one call as a Python user makes it (argum
 allocation and, for gpk.histogram, the copy of the counts to a NumPy array included). Prints one line per
 case: gpk, the peer, peer / gpk; --json FILE writes the same as JSON.
 
-Usage: bench/bench_python.py [--size 8192] [--runs 50] [--json FILE]
+With --calls: the wall time of one call on small device arrays (64², 256², 1024² u8), synchronised before
+and after, medians of 200: gpk.convolve (3x3 box divided by its sum) on PyTorch tensors and CuPy arrays
+beside torch.nn.functional.conv2d on float tensors, gpk.histogram beside torch.bincount (needs PyTorch).
+
+Usage: bench/bench_python.py [--size 8192] [--runs 50] [--json FILE] | --calls
 gpk is imported from PYTHONPATH (bindings/python with GPK_LIBRARY=<build>/lib/libgpk.so, or an install).
 """
 import argparse
@@ -34,12 +38,51 @@ def median_ms(cp, fn, runs, warmup=5):
     return statistics.median(times)
 
 
+def small_calls():
+    """A call's wall time on small images: what a data pipeline pays per image."""
+    import time
+
+    import cupy as cp
+    import torch
+    import torch.nn.functional as F
+
+    import gpk
+
+    ctx = gpk.Context(backend="cuda")
+
+    def wall_us(fn, reps=200):
+        times = []
+        for _ in range(reps):
+            torch.cuda.synchronize()
+            begin = time.perf_counter()
+            fn()
+            torch.cuda.synchronize()
+            times.append(time.perf_counter() - begin)
+        return 1e6 * statistics.median(times)
+
+    print(f"gpk {gpk.__version__}, PyTorch {torch.__version__}, CuPy {cp.__version__}; "
+          f"{torch.cuda.get_device_name()}; µs a synchronised call, medians of 200")
+    for size in (64, 256, 1024):
+        xt = torch.randint(0, 256, (size, size), dtype=torch.uint8, device="cuda")
+        xc = cp.asarray(xt)
+        xf, w = xt.float()[None, None], torch.ones(1, 1, 3, 3, device="cuda") / 9
+        row = {"gpk.convolve torch": wall_us(lambda: gpk.convolve(xt, "box:3", normalize="sum", context=ctx)),
+               "gpk.convolve cupy": wall_us(lambda: gpk.convolve(xc, "box:3", normalize="sum", context=ctx)),
+               "F.conv2d": wall_us(lambda: F.conv2d(xf, w, padding=1)),
+               "gpk.histogram torch": wall_us(lambda: gpk.histogram(xt, context=ctx)),
+               "torch.bincount": wall_us(lambda: torch.bincount(xt.flatten(), minlength=256))}
+        print(f"{size}^2: " + ", ".join(f"{k} {v:.1f}" for k, v in row.items()))
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size", type=int, default=8192)
     parser.add_argument("--runs", type=int, default=50)
     parser.add_argument("--json", help="also write the results to this file")
+    parser.add_argument("--calls", action="store_true", help="a call's wall time on small arrays instead")
     args = parser.parse_args()
+    if args.calls:
+        return small_calls()
 
     import cupy as cp
     import cupyx.scipy.ndimage as ndi
