@@ -10,6 +10,7 @@
 #include "gpk.h"
 
 extern "C" gpk_status gpk_internal_reload_test_hooks(void); // lib/gpk_internal.h
+extern "C" int gpk_internal_test_hooks(void);
 
 #include <omp.h>
 #include <opencv2/core.hpp>
@@ -83,6 +84,10 @@ struct Contender {
 // The instruction sets of gpk's CPU kernels that this machine has, widest first (the levels of the CPU
 // backend's dispatcher, NOTES.md); each gpk row runs once per level through the test hook GPK_TEST_CPU_ISA.
 std::vector<std::string> machine_levels() {
+    if (!gpk_internal_test_hooks()) { // a library built without -Dtest_hooks=true runs its own level only
+        std::printf("this libgpk has no test hooks: gpk runs at the machine's level only (\"machine\")\n");
+        return {"machine"};
+    }
     std::vector<std::string> levels;
 #if defined(__x86_64__)
     __builtin_cpu_init();
@@ -103,6 +108,7 @@ const std::vector<std::string> &levels() {
 
 // Has the library read GPK_TEST_CPU_ISA = level (lib/gpk_internal.h, as the tests do).
 void use_level(const std::string &level) {
+    if (!gpk_internal_test_hooks()) return;
     setenv("GPK_TEST_CPU_ISA", level.c_str(), 1);
     if (gpk_internal_reload_test_hooks() != GPK_OK) die("GPK_TEST_CPU_ISA=" + level);
 }

@@ -8,6 +8,10 @@
 #include <cstdlib>
 #include <thread>
 
+// libgpk's internal entry point for its own command (lib/gpk_internal.h): 1 where the library reads its
+// test hooks.
+extern "C" int gpk_internal_test_hooks(void);
+
 namespace gpkcli {
 
 namespace {
@@ -61,7 +65,9 @@ int run_info(const Args &args) {
     ParsedArgs parsed = parse_args(args, kInfoOptions);
     if (parsed.has("help")) {
         std::printf(
-            "Usage: gpk info\nPrints the gpk version, the backend a run would use, the CPU threads, and\n"
+            "Usage: gpk info\nPrints the gpk version, the backend a run would use, whether the library has "
+            "test\n"
+            "hooks, the CPU threads, and\n"
             "every CUDA device (or why none is usable); under mpirun, the ranks, and whether more ranks of "
             "a\n"
             "node than it has devices share them (and whether a CUDA MPS server lets them run side by "
@@ -76,6 +82,9 @@ int run_info(const Args &args) {
         throw UsageError("unexpected argument '" + parsed.positional()[0] + "'");
     std::printf("gpk %s\n", gpk_version_string());
     print_backend();
+    std::printf("test hooks: %s\n", gpk_internal_test_hooks()
+                                        ? "compiled in (a test build: GPK_TEST_* variables steer the library)"
+                                        : "none (GPK_TEST_* variables are ignored)");
     std::printf("CPU threads: %u\n", std::thread::hardware_concurrency());
     std::printf("%s\n", ranks::describe().c_str());
     int count = 0;

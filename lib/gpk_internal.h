@@ -1,5 +1,6 @@
 /*
- * gpk_internal.h: entry points that libgpk exports for libgpk_mpi of the same build, and for nothing else.
+ * gpk_internal.h: entry points that libgpk exports for libgpk_mpi and the gpk command of the same build,
+ * and for nothing else.
  *
  * NOT API. Not installed; no compatibility between builds. The symbols carry the version node
  * GPK_INTERNAL_<version> (lib/gpk.map), so a libgpk_mpi cannot load against another build's libgpk.
@@ -28,8 +29,13 @@ GPK_API gpk_status gpk_internal_check_heat_block(gpk_context *ctx, const double 
                                                  size_t first_row);
 
 /** Reads the test hooks (GPK_TEST_* variables, lib/engine/test_hooks.hpp) again, after a test changed one.
- *  Returns GPK_OK, or GPK_ERR_INVALID_ARGUMENT naming a bad value (which then fails every call). */
+ *  Returns GPK_OK, or GPK_ERR_INVALID_ARGUMENT naming a bad value (which then fails every call). In a build
+ *  without test hooks it reads nothing and returns GPK_OK. */
 GPK_API gpk_status gpk_internal_reload_test_hooks(void);
+
+/** 1 where this libgpk was built with its test hooks (-Dtest_hooks=true) and reads the GPK_TEST_*
+ *  variables; 0 where it ignores them. The tests and the gpk command (`gpk info`) ask. */
+GPK_API int gpk_internal_test_hooks(void);
 
 /** 1 where p is memory of the context's device (device or managed memory: its calls use it in place). */
 GPK_API int gpk_internal_on_device(const gpk_context *ctx, const void *p);
@@ -45,7 +51,8 @@ GPK_API gpk_status gpk_internal_copy_rows(gpk_context *ctx, void *dst, size_t ds
  *  the copy goes on a stream of the context's own beside its other work (ordered with it by
  *  gpk_internal_aside alone), so that it runs while the context's kernels do. */
 GPK_API gpk_status gpk_internal_copy_rows_queued(gpk_context *ctx, int aside, void *dst, size_t dst_pitch,
-                                                 const void *src, size_t src_pitch, size_t width, size_t rows);
+                                                 const void *src, size_t src_pitch, size_t width,
+                                                 size_t rows);
 
 /** Orders the aside copies with the context's other work. how: 0 (fork) aside work queued from now on comes
  *  after the context's work queued so far; 1 (join) the context's work queued from now on comes after the

@@ -44,6 +44,10 @@ GPK_API gpk_status gpk_internal_reload_test_hooks(void) {
     return guarded(gpk::thread_error(), [] { gpk::reload_test_hooks(); });
 }
 
+GPK_API int gpk_internal_test_hooks(void) {
+    return gpk::kTestHooks ? 1 : 0;
+}
+
 GPK_API void gpk_internal_set_error(gpk_context *ctx, const char *message) {
     if (!message) return;
     std::string &slot = ctx ? ctx->last_error : gpk::thread_error();
@@ -75,7 +79,8 @@ GPK_API gpk_status gpk_internal_copy_rows(gpk_context *ctx, void *dst, size_t ds
 }
 
 GPK_API gpk_status gpk_internal_copy_rows_queued(gpk_context *ctx, int aside, void *dst, size_t dst_pitch,
-                                                 const void *src, size_t src_pitch, size_t width, size_t rows) {
+                                                 const void *src, size_t src_pitch, size_t width,
+                                                 size_t rows) {
     return with_context(ctx, [&] {
         ctx->backend->copy_rows_queued(aside != 0, dst, dst_pitch, src, src_pitch, width, rows);
     });

@@ -7,9 +7,9 @@
 #          tests on 2 ranks where mpi4py is there
 #   wheel  `python3 -m build --wheel --no-isolation` (else `pip wheel --no-build-isolation`) in the same build
 #          folder (nothing is compiled again), installed into a second fresh environment with --no-index
-#          --no-deps; then: the wheel holds no path of the checkout or the build, libgpk_mpi loads alone (it
-#          finds libgpk beside itself), gpk loads its own copy and GPK_LIBRARY still overrides it,
-#          gpk.__version__ is meson.build's version, and one operation runs
+#          --no-deps; then: the wheel holds no path of the checkout or the build and no test hook's name,
+#          libgpk_mpi loads alone (it finds libgpk beside itself), gpk loads its own copy and GPK_LIBRARY
+#          still overrides it, gpk.__version__ is meson.build's version, and one operation runs
 # Environment: PYTHON (default /usr/bin/python3), WORK (default build-pip in the checkout: environments,
 # build folder, wheel), SETUP_ARG (one Meson setup argument for the build, e.g. -Dcuda=disabled),
 # EXTRA_SITE (a site-packages folder both environments also search, e.g. a venv's with CuPy and PyTorch),
@@ -86,6 +86,7 @@ with zipfile.ZipFile(wheel) as z:
         data = z.read(name)
         for path in (root, build):
             assert path.encode() not in data, f"{name} holds {path}"
+        assert b"GPK_TEST_" not in data, f"{name} has test hooks"  # the wheel's build has none
 package = os.path.dirname(importlib.util.find_spec("gpk").origin)
 assert package.startswith(sys.prefix), package
 if os.path.exists(os.path.join(package, "libgpk_mpi.so")):

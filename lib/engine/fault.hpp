@@ -2,7 +2,8 @@
 // environment, the Nth call counted at POINT reports failure. The CUDA backend counts alloc, launch, copy
 // and create (lib/cuda/check.cuh); the CPU side counts host: every host allocation of a call's working
 // buffers and every worker thread start (lib/cpu/host_memory.hpp, lib/engine/thread_pool.cpp). The counter
-// lives here, not in the CUDA backend, so that host:N works in builds without CUDA.
+// lives here, not in the CUDA backend, so that host:N works in builds without CUDA. A build without test
+// hooks (engine/test_hooks.hpp) never injects.
 #pragma once
 
 namespace gpk::fault {

@@ -10,6 +10,9 @@
 #include <mutex>
 
 namespace gpk {
+
+#if GPK_TEST_HOOKS
+
 namespace {
 
 // The variable's value, or nullptr where it is unset or empty.
@@ -110,5 +113,16 @@ void reload_test_hooks() {
     g_current.store(nullptr, std::memory_order_release); // a bad value fails every use until it is mended
     install(parse());
 }
+
+#else // no hooks: nothing is read, and no hook's name is compiled in
+
+const TestHooks &test_hooks() {
+    static const TestHooks defaults;
+    return defaults;
+}
+
+void reload_test_hooks() {}
+
+#endif
 
 } // namespace gpk

@@ -3,13 +3,28 @@
 // GPK_TEST_* environment variables, read here and nowhere else: at the first use, and again whenever a test
 // changes one (gpk_internal_reload_test_hooks, which tests/common/hooks.hpp calls). A value that is not one
 // of a hook's values fails context creation with a message naming the variable. Not API; NOTES.md lists each
-// hook with the tests that use it.
+// hook with the tests that use it. Only a build with -Dtest_hooks=true (GPK_TEST_HOOKS 1) reads them: in any
+// other the hooks keep their defaults, no fault is injected and no hook's name is in the library.
 #pragma once
+
+#ifndef GPK_TEST_HOOKS
+#define GPK_TEST_HOOKS 0
+#endif
+
+// A hook's name in a message: where hooks are not compiled in, no GPK_TEST_* text is left in the library.
+#if GPK_TEST_HOOKS
+#define GPK_HOOK_NAME(name) name
+#else
+#define GPK_HOOK_NAME(name) "a test hook"
+#endif
 
 #include <cstddef>
 #include <string>
 
 namespace gpk {
+
+// Whether this build reads the hooks at all.
+inline constexpr bool kTestHooks = GPK_TEST_HOOKS != 0;
 
 struct TestHooks {
     enum class Isa { machine, avx512, avx2, baseline };
@@ -43,12 +58,13 @@ struct TestHooks {
     bool halo_host = false;
 };
 
-// The hooks in force (parsed at the first call). Throws GPK_ERR_INVALID_ARGUMENT naming the variable when a
-// value is not one of its hook's values. The reference stays valid for the life of the process.
+// The hooks in force (parsed at the first call; the defaults in a build without hooks). Throws
+// GPK_ERR_INVALID_ARGUMENT naming the variable when a value is not one of its hook's values. The reference
+// stays valid for the life of the process.
 const TestHooks &test_hooks();
 
-// Reads the environment again; on a bad value throws as test_hooks() does, and so does every later use
-// until the value is mended.
+// Reads the environment again (nothing in a build without hooks); on a bad value throws as test_hooks() does,
+// and so does every later use until the value is mended.
 void reload_test_hooks();
 
 } // namespace gpk

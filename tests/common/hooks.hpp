@@ -1,17 +1,41 @@
 // Test hooks (lib/engine/test_hooks.hpp) are set only through Hook: it sets the variable for its scope and
 // restores the value it found when the scope ends, and each time has the library read its hooks again
 // (a bad value, which some tests set on purpose, then fails the next call of the library, named).
+// A library built without test hooks (-Dtest_hooks=false) ignores them: a test that needs one asks
+// available() and skips, saying so (skip_part for a part of a program, require for the whole program).
 #pragma once
 
 #include "gpk.h"
 
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 
-// libgpk's internal entry point (lib/gpk_internal.h, which tests do not include).
+// libgpk's internal entry points (lib/gpk_internal.h, which tests do not include).
 extern "C" gpk_status gpk_internal_reload_test_hooks(void);
+extern "C" int gpk_internal_test_hooks(void);
 
 namespace hooks {
+
+// Whether the library reads its test hooks.
+inline bool available() {
+    return gpk_internal_test_hooks() != 0;
+}
+
+// True, after printing that `what` is skipped, where the library has no test hooks; false where it has.
+inline bool skip_part(const char *what) {
+    if (available()) return false;
+    std::printf("skipped: %s (this libgpk has no test hooks: -Dtest_hooks=true)\n", what);
+    return true;
+}
+
+// Ends the program as skipped (exit 77) where the library has no test hooks.
+inline void require(const char *program) {
+    if (available()) return;
+    std::printf("%s skipped: it needs the test hooks, and this libgpk has none (-Dtest_hooks=true)\n",
+                program);
+    std::exit(77);
+}
 
 class Hook {
 public:

@@ -1094,6 +1094,7 @@ void test_slide_kernel(gpu::Contexts &ctxs) {
 
 int main() {
     gpu::require_device();
+    hooks::require("test_gpu_convolve");
     gpu::Contexts ctxs;
     // GPK_TEST_ONLY=name,name runs only the named groups (sanitizer runs pick the kernels they look at).
     using gpu::wanted;

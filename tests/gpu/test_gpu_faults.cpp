@@ -286,6 +286,7 @@ int inject_creation(const std::vector<Case> &cases) {
 
 int main() {
     gpu::require_device();
+    hooks::require("test_gpu_faults");
     Inputs in = make_inputs();
     std::vector<Case> cases = {
         {"heat", [&](gpk_context *c, Result &r) { return run_heat(c, in, r); }, {}},

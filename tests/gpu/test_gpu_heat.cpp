@@ -736,6 +736,7 @@ void test_checkpoints(gpk_context *cpu, gpk_context *gpu) {
 int main() {
     int devices = 0;
     if (gpk_device_count(&devices) != GPK_OK || devices == 0) check::skip("no CUDA device");
+    hooks::require("test_gpu_heat");
     gpk_context *cpu = gpu::make_context(GPK_BACKEND_CPU), *gpu = gpu::make_context(GPK_BACKEND_CUDA);
     if (!cpu || !gpu) return check::finish("test_gpu_heat");
     // GPK_TEST_ONLY=name,name runs only the named groups (sanitizer runs split the test over processes).

@@ -233,6 +233,7 @@ void test_failures(gpk_context *ctx) {
                   (size() == 1 || contains(msg, "rank " + std::to_string(size() - 1))),
               msg);
     // An allocation failing on the last rank in the middle of its convolution (its min/max buffer).
+    if (hooks::skip_part("an allocation failing on the last rank (GPK_TEST_FAULT)")) return;
     hooks::Hook fault("GPK_TEST_FAULT", rank() == size() - 1 ? "host:2" : nullptr);
     s = gpk_mpi_convolve(ctx, MPI_COMM_WORLD, &p, im.height, begin, &in, mine, &out, got.data());
     fault.set(nullptr);

@@ -253,6 +253,7 @@ void test_thread_independence() {
     };
     hooks::Hook hook("GPK_TEST_CONV_CPU_STRIP", nullptr);
     for (const char *strip : {"", "100"}) {
+        if (*strip && hooks::skip_part("threads on column strips (GPK_TEST_CONV_CPU_STRIP)")) continue;
         hook.set(strip); // empty: unset
         for (const Case &k : cases)
             for (const auto *set : {&filters.two_d, &filters.separable})
@@ -319,6 +320,7 @@ bool strips_match(gpk_context *ctx, const Case &k, const gpk_filter *f, const st
 // the filter's halo (the narrowest is one block of the tap loop), width 1, widths that are not a multiple
 // of the strip, several chunks of rows, float images read in place; some also against the reference.
 void test_column_strips(gpk_context *ctx) {
+    if (hooks::skip_part("column strips (GPK_TEST_CONV_CPU_STRIP)")) return;
     const FilterSet filters;
     std::vector<NamedFilter> large = {{"int 63x63", random_2d(63, 63, true, -3, 3)},
                                       {"float 63x61", random_2d(63, 61, false, 0, 1)},

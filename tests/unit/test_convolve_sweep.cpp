@@ -697,6 +697,10 @@ int main() {
     quick = env_flag("GPK_TEST_QUICK");
     std::printf("convolution sweep on the %s backend, seed %llu (GPK_TEST_SEED)%s\n", kCuda ? "cuda" : "cpu",
                 seed, quick ? ", every 8th case" : "");
+    if (!hooks::available())
+        std::printf(
+            "note: this library has no test hooks: forced strips, instruction sets, kernels and device "
+            "memory limits all run the library's own choice\n");
     find_isas();
     sweep_types();
     sweep_2d_shapes();

@@ -517,6 +517,7 @@ void real_failures() {
 
 int main(int argc, char **argv) {
     if (argc > 1 && std::strcmp(argv[1], "--real-failures") == 0) return real_failures_child();
+    hooks::require("test_cpu_faults");
     hooks::Hook no_fault("GPK_TEST_FAULT", nullptr);
     std::vector<Case> cases = {heat_case()};
     for (Case &c : histogram_cases()) cases.push_back(c);

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The whole tree on the GPU machine, from the repository root, within one call of at most 10 minutes:
-#   build     configure $B where needed (release, sm_90, MPI, the Python package, benchmarks; the torch venv's
-#             python3, which has NumPy, CuPy and PyTorch, first on PATH) and build every target; where the
+#   build     configure $B where needed (release, sm_90, test hooks, MPI, the Python package, benchmarks; the
+#             torch venv's python3, which has NumPy, CuPy and PyTorch, first on PATH) and build every target; where the
 #             other stages chosen are only mpi, mpiinfo and python, cli/gpk and test_mpi_gpu alone (python
 #             builds in build-pip, not $B)
 #   gpu       the Meson suite gpu (every GPU test, the convolution sweep included), one test at a time
@@ -101,7 +101,7 @@ summary() {
 # one) as the stage "build"; a failure ends the script with the log's tail and the summary.
 build() {
     if [ ! -f "$B/build.ninja" ]; then
-        meson setup "$B" -Dgpu_archs=90 -Dbuildtype=release -Dbindings=disabled -Dmpi=enabled -Dpython=enabled \
+        meson setup "$B" -Dgpu_archs=90 -Dbuildtype=release -Dtest_hooks=true -Dbindings=disabled -Dmpi=enabled -Dpython=enabled \
             -Dbench=true >>"$OUT/build.log" 2>&1 || {
             tail -30 "$OUT/build.log"
             exit 1

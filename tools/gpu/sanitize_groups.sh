@@ -11,10 +11,10 @@
 # (TOOLS=racecheck ONLY="heat_runs heat_device" JOBS=2 ...; RELIABILITY.md has the times).
 #   tools/gpu/sanitize_groups.sh [TEST...]          (default: every test_gpu_* program built in $B, and
 #                                                     test_mpi_gpu where it was built and mpirun exists)
-# Environment: B (build directory, default build-check), OUT (logs, default sanitize-logs), TOOLS (default
-# "racecheck memcheck initcheck synccheck"), ONLY (the groups to run, default every one), JOBS (processes at
-# once, default 8), LIMIT (seconds a process at most, default 300), BUDGET (seconds for the whole run,
-# default 560: no process starts, or runs, past it).
+# Environment: B (build directory, with the test hooks as tools/gpu/check.sh configures it; default
+# build-check), OUT (logs, default sanitize-logs), TOOLS (default "racecheck memcheck initcheck synccheck"),
+# ONLY (the groups to run, default every one), JOBS (processes at once, default 8), LIMIT (seconds a process
+# at most, default 300), BUDGET (seconds for the whole run, default 560: no process starts, or runs, past it).
 # Prints a row per process (tool, test, group, exit status, seconds, the test's tally, the tool's summary)
 # and exits 1 if any process failed or ran out of time, 0 otherwise.
 set -u -o pipefail

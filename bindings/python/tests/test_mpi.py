@@ -198,7 +198,16 @@ def test_heat_failing_rank(cpu):
     bad[rows - 1, 2] = np.nan
     raised_everywhere(lambda: gpk.mpi.heat(comm, bad[b:b + n], 0.5, maxiter=10, context=cpu),
                       gpk.InvalidArgumentError, f"row {rows - 1}", *([f"rank {last}: "] if size > 1 else []))
+
+
+def test_heat_allocation_failing_rank(cpu):
     # The last rank's first host allocation fails (the test hook GPK_TEST_FAULT, read again by the library).
+    if not _lib.lib.gpk_internal_test_hooks():
+        pytest.skip("this libgpk has no test hooks (-Dtest_hooks=true)")
+    rows, cols = 20, 8
+    tinit = same_data(7).uniform(0, 10, (rows, cols))
+    b, n = gpk.mpi.default_block(comm, rows)
+    last = size - 1
     out = np.full((n, cols), -1.0)
     try:
         if rank == last:

@@ -55,7 +55,7 @@ bool launch_fused_separable(DeviceContext &ctx, const PassArgs &a, cudaStream_t 
     // One whose kernels do not fit takes the two passes, unless asked.
     if (hooks.conv_fused == TestHooks::Fused::require)
         fail(GPK_ERR_UNSUPPORTED, "the fused separable kernel does not fit this device "
-                                  "(GPK_TEST_CONV_FUSED=require)");
+                                  "(" GPK_HOOK_NAME("GPK_TEST_CONV_FUSED=require") ")");
     return false;
 }
 

@@ -477,7 +477,7 @@ void CudaHeatSlab::exchange_only(size_t own_begin, size_t own_end, const HaloExc
 size_t CudaHeatSlab::peer_offer(size_t depth, void *blob, size_t capacity, std::string *why) {
     offered_depth_ = depth; // what a neighbour's offer must match, whether or not this one is made
     if (test_hooks().halo_host) {
-        *why = "host staging forced (GPK_TEST_MPI_HALO=host)";
+        *why = "host staging forced (" GPK_HOOK_NAME("GPK_TEST_MPI_HALO=host") ")";
         return 0;
     }
     if (capacity < sizeof(PeerOffer)) {
