@@ -533,7 +533,7 @@ Row filter_real(const std::string &name, gpk_dtype t, int kh, int kw, const std:
     CK(cudaStreamSynchronize(s));
     std::string agree;
     if (u8) {
-        // Float sums: integer outputs within 1 of the CPU backend's (SPEC).
+        // Float sums: integer outputs within 1 of the CPU backend's (f32 sums round either way).
         std::vector<uint8_t> host_in = to_host(im.u8_in[0]), on_cpu(N), got = to_host(im.u8_out);
         GK(cpu, gpk_convolve(cpu, &p, &d, host_in.data(), &d, on_cpu.data()));
         int to_cpu = 0;

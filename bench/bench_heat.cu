@@ -73,7 +73,7 @@ struct DeviceInputs {
     DeviceInputs &operator=(const DeviceInputs &) = delete;
 };
 
-// ---- the naive peer: grids of (N+2) x (M+2) with halo columns, as SPEC §1 describes them ----
+// ---- the naive peer: grids of (N+2) x (M+2) with halo columns (README, "What gpk computes") ----
 
 __global__ void peer_load(const double *t, double *g, int n, int m) {
     int j = blockIdx.x * blockDim.x + threadIdx.x, i = blockIdx.y * blockDim.y + threadIdx.y;
@@ -156,7 +156,7 @@ struct Peer {
         cudaFree(partials);
         cudaFree(maxdiff);
     }
-    // One iteration, SPEC §1's loop: the host reads maxdiff before deciding to go on.
+    // One iteration, the contract's loop: the host reads maxdiff before deciding to go on.
     double iterate(const double *cond) {
         std::swap(grid[0], grid[1]);
         peer_wrap<<<(n + 2 + 255) / 256, 256>>>(grid[0], n, m);
@@ -228,7 +228,7 @@ double time_gpk(gpk_context *ctx, int n, const double *t, const double *c, doubl
     return median(per_iter);
 }
 
-// gpk's grid after `iters` iterations against the peer's after as many (SPEC tolerance).
+// gpk's grid after `iters` iterations against the peer's after as many (1e-9 relative or 1e-12 absolute).
 size_t count_mismatches(gpk_context *ctx, Peer &peer, int n, const double *t, const double *c, double *out,
                         size_t iters) {
     run_gpk(ctx, n, n, iters, t, c, out);

@@ -1,6 +1,6 @@
 // gpk heat: heat dissipation on a cylinder with the flags and output of the course's reference program
-// (SPEC §1), plus --backend, -o (a heat map of the final grid), --json, a progress bar on a terminal,
-// and Ctrl-C that stops cleanly after printing the last report (exit code 130).
+// (README, "What gpk computes"), plus --backend, -o (a heat map of the final grid), --json, a progress bar on
+// a terminal, and Ctrl-C that stops cleanly after printing the last report (exit code 130).
 #include "args.hpp"
 #include "checkpoint.hpp"
 #include "commands.hpp"
@@ -45,7 +45,7 @@ const std::vector<OptionSpec> kHeatOptions = {
 
 const char *kHeatHelp =
     "Usage: gpk heat [OPTION]...\n"
-    "Simulates heat dissipation on a cylinder of N rows by M columns (SPEC section 1) and prints a report\n"
+    "Simulates heat dissipation on a cylinder of N rows by M columns and prints a report\n"
     "line per period (with -r) and a final one: iterations, T(min), T(max), T(diff) (the last maxdiff),\n"
     "T(avg), time in seconds and FLOP/s = N*M*(niter*12 + niter/period)/time (niter*12 alone when\n"
     "the period is 0). Images map value v to L + v*(H-L)/maxval (conductivities to v/maxval); .npy\n"

@@ -282,8 +282,8 @@ typedef struct gpk_heat_params {
      *  numbers (reports, callbacks, niter), maxiter and the schedules of reports, progress and
      *  checkpoints count from the original start. Must be below maxiter. */
     size_t start_iteration;
-    /** Optional: 2*M doubles, the fixed rows above row 1 and below row N (SPEC: the initial rows 1 and
-     *  N, in that order), finite. NULL (default) takes tinit's first and last rows; a resumed run passes
+    /** Optional: 2*M doubles, the fixed rows above row 1 and below row N (by default the initial rows 1
+     *  and N, in that order), finite. NULL (default) takes tinit's first and last rows; a resumed run passes
      *  those of the original tinit. */
     const double *fixed_rows;
     gpk_heat_checkpoint_fn on_checkpoint; /**< optional */
@@ -303,7 +303,7 @@ GPK_API gpk_status gpk_heat_params_init_sized(gpk_heat_params *params, size_t st
 GPK_API gpk_status gpk_heat_params_init(gpk_heat_params *params);
 #define gpk_heat_params_init(params) gpk_heat_params_init_sized((params), sizeof *(params))
 
-/** Runs the heat-dissipation simulation of SPEC §1 on an N×M cylinder.
+/** Runs the heat-dissipation simulation on an N×M cylinder (README.md, "What gpk computes").
  *
  *  tinit and conductivity: N*M row-major doubles each (temperatures finite, conductivities in [0, 1]).
  *  tfinal: optional (NULL to skip), N*M doubles receiving the final interior grid.

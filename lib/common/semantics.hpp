@@ -1,5 +1,5 @@
-// The arithmetic that SPEC fixes exactly, shared by the CPU and CUDA backends so that both put every
-// sample in the same bin, read the same border pixel and round the same way.
+// The arithmetic that the contract (README, "What gpk computes") fixes exactly, shared by the CPU and CUDA
+// backends so that both put every sample in the same bin, read the same border pixel and round the same way.
 #pragma once
 
 #include <cmath>

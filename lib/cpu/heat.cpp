@@ -1,11 +1,11 @@
-// The CPU heat solver (SPEC §1). Each pass advances up to kMaxPassIterations iterations over the grid
-// in one sweep (temporal blocking): every thread owns a band of rows and walks it as a wavefront,
-// keeping the intermediate iterations in small rings of rows that stay in cache, so memory sees one
-// read and one write of the grid per pass instead of per iteration. Bands overlap by the pass length
-// (the overlap is recomputed, identically, by both neighbours), so threads never wait for each other.
-// Every iteration's maxdiff is kept; when a run converges inside a pass, the pass is redone from its
-// untouched input up to that iteration. Callbacks come at pass boundaries (heat_rules.hpp): a pass ends at
-// reports and checkpoints, never for progress, and a stop ends the run at the boundary it was asked at.
+// The CPU heat solver (README, "What gpk computes"). Each pass advances up to kMaxPassIterations iterations
+// over the grid in one sweep (temporal blocking): every thread owns a band of rows and walks it as a
+// wavefront, keeping the intermediate iterations in small rings of rows that stay in cache, so memory sees
+// one read and one write of the grid per pass instead of per iteration. Bands overlap by the pass length (the
+// overlap is recomputed, identically, by both neighbours), so threads never wait for each other. Every
+// iteration's maxdiff is kept; when a run converges inside a pass, the pass is redone from its untouched
+// input up to that iteration. Callbacks come at pass boundaries (heat_rules.hpp): a pass ends at reports and
+// checkpoints, never for progress, and a stop ends the run at the boundary it was asked at.
 #include "common/semantics.hpp"
 #include "cpu/heat_band.hpp"
 #include "cpu/host_memory.hpp"

@@ -20,7 +20,8 @@ namespace gpk::cpu {
 // The max is taken on the bit patterns of the non-negative differences (ordered like the values), which
 // gcc vectorises without -ffast-math. Compiled for each instruction set (cpu/isa.hpp): the same expression
 // in the same order, but the AVX2 and AVX-512 variants contract multiply-adds into FMA (GCC's default for
-// C++), so their grids agree with the baseline's within SPEC's tolerance, not bit for bit.
+// C++), so their grids agree with the baseline's within the contract's tolerance (1e-9 relative), not bit
+// for bit.
 inline __attribute__((always_inline)) double
 update_row_impl(const double *__restrict up, const double *__restrict mid, const double *__restrict down,
                 const double *__restrict cond, double *__restrict out, size_t m, bool wrap) {

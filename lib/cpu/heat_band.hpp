@@ -91,8 +91,8 @@ inline size_t band_first_row(size_t r0, unsigned levels) {
 // a wavefront that keeps the intermediate iterations in `ring` (band_ring_doubles); rows beyond the band
 // are recomputed from level 0, up to `levels` of them on each side. maxdiff[s] receives the largest
 // |difference| of iteration s+1 over rows [r0, r1). With `check` (and level 0 from g.initial), the initial
-// rows and the conductivities the band reads are checked as they are read (SPEC's rules,
-// engine/validate.hpp): the first bad one of each kind goes to *check.
+// rows and the conductivities the band reads are checked as they are read (the contract's
+// rules, engine/validate.hpp): the first bad one of each kind goes to *check.
 void band_pass(const PassGrid &g, size_t r0, size_t r1, unsigned levels, double *ring, double *maxdiff,
                BandCheck *check = nullptr);
 

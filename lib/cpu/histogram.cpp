@@ -1,5 +1,5 @@
-// The CPU histogram (SPEC §2). Threads take chunks of contiguous pixels as they come free. Each thread
-// counts into several interleaved 32-bit sub-tables ("lanes": consecutive samples go to
+// The CPU histogram (README, "What gpk computes"). Threads take chunks of contiguous pixels as they come
+// free. Each thread counts into several interleaved 32-bit sub-tables ("lanes": consecutive samples go to
 // different tables, so runs of equal samples do not wait on one counter), flushed into 64-bit totals
 // before any of them could overflow; the totals of all threads are added at the end. u8 and u16
 // samples are counted by value and mapped to bins afterwards (256 or 65536 values, each binned once
@@ -35,10 +35,9 @@ constexpr size_t kWideEntries = size_t(1) << 22;
 // Thread-private tables of all threads together, before fewer threads are used.
 constexpr size_t kTableBudget = size_t(512) << 20;
 
-// The scalar kernels prefetch their samples this far ahead, once per 32 bytes they count. On the Intel
-// development machine (Sapphire Rapids guest) the hardware prefetchers alone held a core's u32 stream to
-// 4.7 GB/s (2.2 cycles a sample against 0.7 on L2-resident data); 4 KiB ahead, one prefetch a 32 bytes,
-// measured 0.88 (2 KiB: 1.03-1.13, 8 KiB: 0.93-0.95; bursts of a block's lines ahead of it: 1.0-1.4).
+// The scalar kernels prefetch their samples this far ahead, once per 32 bytes they count: the hardware
+// prefetchers alone leave a core's stream of samples far slower than data already in L2, and 4 KiB ahead
+// measured faster than 2 or 8 KiB ahead and than bursts of a block's lines ahead of it.
 constexpr size_t kPrefetchAhead = 4096;
 inline void prefetch_ahead(const unsigned char *p) {
     __builtin_prefetch(p + kPrefetchAhead, 0, 3);
@@ -128,8 +127,8 @@ template <class T, unsigned L, class Index> struct SampleKernel {
 // u8 and u16 by value, pixels of 1, 2 or 4 bytes, in groups of four 8-byte words: a group that repeats one
 // pixel (flat regions, all-equal data) costs one addition per channel; otherwise each sample is shifted out
 // of its word (one load a word, not one a sample). Sample g of a word has channel g % C (words hold whole
-// pixels), and the words of a group take their channel's L / C lanes in turn. 8 lanes of u8 measured 20%
-// slower than 2 on random data here: fewer tables, fewer cache lines in flight.
+// pixels), and the words of a group take their channel's L / C lanes in turn. Two lanes of u8, not eight:
+// fewer tables and fewer cache lines in flight measured faster on random data.
 template <class T, unsigned C, unsigned L> struct ValueRunKernel {
     using Sample = T;
     static_assert(L % C == 0, "lanes a multiple of the channels");
@@ -179,7 +178,7 @@ struct PlaneKernel {
 // u32 and i32 with direct bins, in groups of 8 samples read as four 64-bit words (24 samples for three
 // channels). When the OR of a group is below a power of two no larger than bins (nor 2^31, so that
 // negative i32 fail), every sample is its own bin unchecked. (Counting a group that repeats one pixel
-// with one addition, as for u8, measured 25% slower on random data here; it is left out.)
+// with one addition, as for u8, measured slower on random data; it is left out.)
 template <class T, unsigned C, unsigned L> struct DirectKernel {
     using Sample = T;
     static_assert(sizeof(T) == 4 && L % C == 0, "32-bit samples, lanes a multiple of the channels");

@@ -109,9 +109,8 @@ private:
 };
 
 // Memory a CPU context keeps from call to call, grown where a call needs more and released with the
-// context: a repeated call then touches no new page. On the development machine (a virtual machine) a
-// 4 KiB page's first touch costs about 35 us: the heat grids of a 4096^2 run were 0.8 s of page faults
-// a call, 90 iterations' worth.
+// context: a repeated call then touches no new page. A page's first touch is costly, in a virtual machine
+// most: fresh heat grids made every call spend many iterations' worth of time in page faults.
 class ReusedBuffer {
 public:
     // At least `bytes`, not initialised. Growing drops what it held first, so that old and new are never

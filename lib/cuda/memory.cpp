@@ -5,7 +5,8 @@
 namespace gpk::cuda {
 namespace {
 
-// Out of memory names the bytes asked for (SPEC §5); other failures name the CUDA error.
+// Out of memory names the bytes asked for (README, "What gpk computes", errors); other failures name the CUDA
+// error.
 void check_alloc(cudaError_t e, const char *what, size_t bytes) {
     if (e == cudaSuccess) return;
     std::string msg = std::string(what) + " of " + std::to_string(bytes) +

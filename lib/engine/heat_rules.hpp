@@ -98,9 +98,9 @@ inline size_t heat_converged_in(const HeatJob &job, const double *maxdiffs, size
     return 0;
 }
 
-// The mean temperature from the rows' sums: added in row order, then divided by the cell count. SPEC
-// leaves the order open; fixing it by rows lets any split of the grid into row blocks (threads, ranks)
-// give the same bits, as long as each row's sum is computed the same way.
+// The mean temperature from the rows' sums: added in row order, then divided by the cell count. The
+// contract (README, "What gpk computes") leaves the order open; fixing it by rows lets any split of the grid
+// into row blocks (threads, ranks) give the same bits, as long as each row's sum is computed the same way.
 template <class RowSum> double heat_mean(size_t rows, size_t cols, RowSum row_sum) {
     double sum = 0;
     for (size_t i = 0; i < rows; ++i) sum += row_sum(i);

@@ -1,9 +1,9 @@
 // A slab of a heat grid that stays on one backend between calls: what libgpk_mpi's distributed solver
 // (lib/mpi/) drives, one slab per rank. The slab holds rows 0..rows-1 of `cols` values in two grids (the
 // current one and the result of the last pass). Rows 0 and rows-1 keep their values through a pass: they
-// are SPEC's fixed rows at the ends of the whole grid, or the outermost row of a neighbour's halo, whose
-// later iterations no row of this rank needs. Every cell is computed by the backend's one stencil function,
-// so a slab's rows get the same bits as the same rows of a whole-grid run.
+// are the fixed halo rows at the ends of the whole grid (README, "What gpk computes"), or the outermost row
+// of a neighbour's halo, whose later iterations no row of this rank needs. Every cell is computed by the
+// backend's one stencil function, so a slab's rows get the same bits as the same rows of a whole-grid run.
 #pragma once
 
 #include "engine/error.hpp"

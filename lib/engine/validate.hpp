@@ -18,7 +18,8 @@ void check_heat_inputs(const double *tinit, const double *conductivity, size_t r
 // Throws GPK_ERR_INVALID_ARGUMENT naming the first non-finite value of the 2 * cols fixed rows.
 void check_fixed_rows(const double *fixed_rows, size_t cols);
 
-// SPEC's rules as tests on the bits of a double, so that loops over them vectorise.
+// The contract's input rules (README, "What gpk computes": finite temperatures, conductivities in [0, 1]) as
+// tests on the bits of a double, so that loops over them vectorise.
 struct BadTemperature { // infinite and NaN: the values whose exponent bits are all set
     bool operator()(uint64_t b) const { return (b & 0x7ff0000000000000ull) == 0x7ff0000000000000ull; }
 };

@@ -2,7 +2,7 @@
 """The gpk command against NumPy itself: arrays written by NumPy (every dtype gpk reads, both byte orders,
 format versions 1.0, 2.0 and 3.0, C and Fortran order, 1 to 4 channels) are counted and filtered by gpk
 and the results compared with NumPy's own; the files gpk writes are read back with numpy.load; a heat run
-is compared with the SPEC stencil written in NumPy.
+is compared with the heat stencil (README, "What gpk computes") written in NumPy.
 
 Usage: npy_numpy.py GPK_BINARY. Exits 77 (skipped) where NumPy is not installed."""
 
@@ -130,7 +130,7 @@ def convolutions(tmp, rng):
 
 
 def heat_reference(t, c, iterations):
-    """SPEC section 1 in NumPy: halo rows fixed, halo columns wrapped, the reference order of operations."""
+    """The heat contract in NumPy: halo rows fixed, halo columns wrapped, the reference order of operations."""
     n, m = t.shape
     cdir = 0.25 * np.sqrt(2) / (np.sqrt(2) + 1)
     cdiag = 0.25 / (np.sqrt(2) + 1)

@@ -1,4 +1,4 @@
-// gpk heat: the SPEC §1 check on the course's pattern, compared line by line; the default run on the
+// gpk heat: the check on the course's pattern, compared line by line; the default run on the
 // built-in pattern with its heat map (in every build); Ctrl-C; the progress bar on a terminal only.
 #include "cli_test.hpp"
 #include "images.hpp"
@@ -37,7 +37,7 @@ std::string sci(double v) {
     return text;
 }
 
-// The values SPEC §1 gives for 5000 iterations of pat1_100x150.pgm.
+// The published values for 5000 iterations of pat1_100x150.pgm.
 void check_spec_final(const Report &r, double period) {
     CHECK_EQ(r.niter, size_t(5000));
     CHECK_MSG(sci(r.tmin) == "-6.818562e+00", sci(r.tmin));

@@ -1,7 +1,7 @@
-// The naive convolution reference of the tests, written from SPEC §3 and NOTES.md: per pixel and per tap,
-// with its own border mapping, in __int128 (exact path) or long double, and how a library result is compared
-// with it (bit for bit on the exact path, the accumulation's tolerance on the float path). Shared by
-// test_convolve and the dispatch sweep (CPU and CUDA).
+// The naive convolution reference of the tests, written from README's "What gpk computes" and NOTES.md: per
+// pixel and per tap, with its own border mapping, in __int128 (exact path) or long double, and how a library
+// result is compared with it (bit for bit on the exact path, the accumulation's tolerance on the float path).
+// Shared by test_convolve and the dispatch sweep (CPU and CUDA).
 #pragma once
 
 #include "check.hpp"

@@ -6,8 +6,9 @@
 // Away from the left and right edges an output sample depends only on e % kPeriod and on the rows its
 // window reads after the border rule: one row of expected outputs costs kPeriod sums, and the row is compared
 // with memcmp against those values repeated. The samples near the left and right edges are summed one by
-// one, straight from SPEC §3. Every output sample is checked, and the row padding. A read from a wrong row or
-// column, or through a 32-bit offset that wrapped, shows: 2^31 and 2^32 are not multiples of the period.
+// one, straight from README's "What gpk computes". Every output sample is checked, and the row padding. A
+// read from a wrong row or column, or through a 32-bit offset that wrapped, shows: 2^31 and 2^32 are not
+// multiples of the period.
 //
 // Only the exact integer path (u8/u16 input, integer taps) with normalisation none or sum is modelled.
 #pragma once
@@ -174,7 +175,8 @@ inline gpk_status run(gpk_context *ctx, const Conv &c, const Layout &in, const v
     return s;
 }
 
-// SPEC §3's border rules, by repeated reflection (the library uses modular arithmetic): -1 for a zero pixel.
+// The border rules (README, "What gpk computes"), by repeated reflection (the library uses modular
+// arithmetic): -1 for a zero pixel.
 inline long long map_index(long long i, long long n, gpk_border border) {
     if (i >= 0 && i < n) return i;
     switch (border) {
@@ -326,7 +328,8 @@ inline long long input_at(const Layout &in, size_t e, size_t y) {
     return table_value((y * (in.stride / in.sample()) + e) % kPeriod, in.dtype);
 }
 
-// Integer division rounding half away from zero (SPEC §3, sum normalisation on the exact path).
+// Integer division rounding half away from zero (README, "What gpk computes": sum normalisation on the exact
+// path).
 inline long long divide_rounded(long long n, long long d) {
     long long q = n / d, r = n % d;
     if (2 * (r < 0 ? -r : r) >= (d < 0 ? -d : d)) q += ((n < 0) != (d < 0)) ? -1 : 1;

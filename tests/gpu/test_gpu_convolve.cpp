@@ -1,5 +1,5 @@
 // gpk_convolve on the CUDA backend against the CPU backend: bit-identical on the exact integer path
-// (normalisations included), within SPEC's tolerances on the float path (relative L2 1e-5 for f32 sums,
+// (normalisations included), within the tolerances on the float path (relative L2 1e-5 for f32 sums,
 // 1e-12 for f64, integer outputs within 1), row padding never written; every kernel (fixed 3/5/9 and general
 // 2D, both separable passes, min/max folding), every border, filters larger than the image, misaligned
 // pointers and images larger than a faked device (bands with halos), for host pageable, host pinned and
@@ -613,7 +613,7 @@ std::string kernel_name(const char *kernel) {
 // Device images, widths around the strips (128 and 256 elements) and heights around the batches (8 and 16
 // rows) and runs of rows (at least K - 1, split over the device's SMs), radii 1..8, 12, 16, 32, every
 // border, plain or normalised f32 outputs and u8 outputs. The default kernel against the CPU backend within
-// SPEC's tolerance (device and pageable images), and every kernel bit-identical to the two passes
+// README's tolerance (device and pageable images), and every kernel bit-identical to the two passes
 // (GPK_TEST_CONV_FUSED=off), which add in the same order.
 void test_fused_separable(gpu::Contexts &ctxs) {
     const bool quick = gpu::quick();
@@ -983,11 +983,11 @@ std::vector<unsigned char> cuda_output(gpk_context *ctx, const ConvCase &k, cons
 // The sliding-window f32 kernel (slide.cuh: one-channel f32, f32 sums, K x K for K = 5, 7, 9,
 // normalisation none or sum, 16-byte aligned input rows): bit-identical to the tile kernels that run where
 // its preconditions fail (GPK_TEST_CONV_F32=off: the four-outputs tile kernel for 3, 5, 9, the general
-// kernel for 1, 7) and within SPEC's tolerance of the CPU backend. Widths around its 128-element warp bands,
-// its 512-element blocks and the 4 elements either side a band's edge lanes load (every band inside, the
-// first and last bands taking the border rule, rows narrower than a lane's four); heights around K and the
-// strips of rows a warp walks; every border; input rows padded to 16 or 64 bytes or not aligned at all (the
-// tile kernels); output rows aligned or not; device images and staged bands. K = 1 and 3 take the tile
+// kernel for 1, 7) and within README's tolerance of the CPU backend. Widths around its 128-element warp
+// bands, its 512-element blocks and the 4 elements either side a band's edge lanes load (every band inside,
+// the first and last bands taking the border rule, rows narrower than a lane's four); heights around K and
+// the strips of rows a warp walks; every border; input rows padded to 16 or 64 bytes or not aligned at all
+// (the tile kernels); output rows aligned or not; device images and staged bands. K = 1 and 3 take the tile
 // kernels.
 void test_slide_kernel(gpu::Contexts &ctxs) {
     const bool quick = gpu::quick();

@@ -44,7 +44,7 @@ Inputs make_inputs() {
 using Result = std::vector<double>;
 using Operation = std::function<gpk_status(gpk_context *, Result &)>;
 
-// Within SPEC's heat tolerance (1e-9 relative or 1e-12 absolute); histograms and the exact convolution
+// Within the heat tolerance (1e-9 relative or 1e-12 absolute); histograms and the exact convolution
 // path are integers, so for them this is equality.
 bool same(const Result &a, const Result &b) {
     if (a.size() != b.size()) return false;

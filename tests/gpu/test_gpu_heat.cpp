@@ -1,9 +1,9 @@
-// gpk_heat_run on the CUDA backend against the CPU backend (SPEC §1: 1e-9 relative or 1e-12 absolute, the
-// same niter), for host pageable, host pinned and device pointers: awkward sizes, periodic reports,
-// convergence inside a pass, cancellation, determinism, device-side input checks, the out-of-memory path
-// and the pat1 check. Exits 77 where no CUDA device exists. GPK_TEST_QUICK=1 leaves out the grids over
-// 100000 cells; GPK_TEST_SMALL=1 keeps every path and kernel (several blocks each way) at the fewest
-// cells and iterations, and leaves out pat1, so that compute-sanitizer's racecheck finishes in about a
+// gpk_heat_run on the CUDA backend against the CPU backend (README, "What gpk computes": 1e-9 relative or
+// 1e-12 absolute, the same niter), for host pageable, host pinned and device pointers: awkward sizes,
+// periodic reports, convergence inside a pass, cancellation, determinism, device-side input checks, the
+// out-of-memory path and the pat1 check. Exits 77 where no CUDA device exists. GPK_TEST_QUICK=1 leaves out
+// the grids over 100000 cells; GPK_TEST_SMALL=1 keeps every path and kernel (several blocks each way) at the
+// fewest cells and iterations, and leaves out pat1, so that compute-sanitizer's racecheck finishes in about a
 // minute. GPK_TEST_ONLY=name,... runs the named groups only (kernels, awkward, convergence, cancellation,
 // placements, memory_kinds, determinism, invalid, out_of_memory, checkpoints, statistics, pat1).
 #include "check.hpp"
@@ -611,7 +611,7 @@ void test_out_of_memory(gpk_context *gpu) {
 }
 
 // ---------------------------------------------------------------------------------------------------
-// SPEC §1's check on the course's image.
+// The course pattern's check on its image.
 
 // Returns false when the image is not there.
 bool test_pat1(gpk_context *cpu, gpk_context *gpu) {

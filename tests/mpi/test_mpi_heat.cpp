@@ -138,7 +138,7 @@ void test_random_grids(gpk_context *ctx) {
     check_case(ctx, {n, 9, 11, 0.0, 4, 1}, t, c);
 }
 
-// The course's pattern (a P2 or P5 PGM, maxval up to 65535), as SPEC's check runs it.
+// The course's pattern (a P2 or P5 PGM, maxval up to 65535), as the course's check runs it.
 bool test_pat1(gpk_context *ctx) {
     const char *dir = std::getenv("GPK_TEST_DATA");
     if (!dir) return false;
@@ -170,7 +170,7 @@ bool test_pat1(gpk_context *ctx) {
         c[k] = px[k] / double(maxval);
     }
     check_case(ctx, {150, 100, 5000, 0.001, 500, 0}, t, c);
-    // SPEC's published final line.
+    // The published final line.
     size_t begin, count;
     block_of(150, false, &begin, &count);
     Result r = distributed(ctx, {150, 100, 5000, 0.001, 500, 0}, t, c, begin, count);

@@ -1,5 +1,6 @@
 // gpk_convolve on the CPU backend against the naive reference of tests/common/convolve_reference.hpp
-// (written from SPEC §3 and NOTES.md: per pixel and per tap, in __int128 or long double).
+// (written from README's "What gpk computes" and NOTES.md: per pixel and per tap, in __int128 or long
+// double).
 #include "convolve_reference.hpp"
 #include "hooks.hpp"
 #include "cpu_isa.hpp"
@@ -433,7 +434,7 @@ void test_rounding(gpk_context *ctx) {
     gpk_filter_destroy(id);
 }
 
-// The named filters carry the taps SPEC gives.
+// The named filters carry the taps gpk.h gives (gpk_filter_named).
 void test_named_taps() {
     const double lp3[] = {0, 1, 0, 1, -4, 1, 0, 1, 0};
     const double smooth5[] = {1, 1, 1, 1, 1, 1, 2, 2, 2, 1, 1, 2, 3, 2, 1, 1, 2, 2, 2, 1, 1, 1, 1, 1, 1};

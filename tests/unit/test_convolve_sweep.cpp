@@ -3,7 +3,7 @@
 // 1..129 each way, image widths (in samples) around every vector width, tap-loop block, strip and tile width
 // the backends use, heights around their row chunks, thread splits and kernel tiles, every input and output
 // type, accumulation precision, exact-path accumulator, border, normalisation and channel count, padded
-// strides. Bit for bit where SPEC says exact (integer images with integer taps), within the accumulation's
+// strides. Bit for bit where README says exact (integer images with integer taps), within the accumulation's
 // tolerance otherwise; the rows' padding must stay untouched, rejected calls must write nothing.
 //
 // Seeded (GPK_TEST_SEED=N reproduces a run; the seed is printed). Built twice from this file:

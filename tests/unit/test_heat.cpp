@@ -1,5 +1,5 @@
-// gpk_heat_run on the CPU backend against a naive reference written here straight from SPEC §1, and
-// against the course's published numbers for pat1_100x150.pgm.
+// gpk_heat_run on the CPU backend against a naive reference written here straight from the contract (README,
+// "What gpk computes"), and against the course's published numbers for pat1_100x150.pgm.
 #include "capped_memory.hpp"
 #include "hooks.hpp"
 #include "check.hpp"
@@ -26,7 +26,7 @@
 namespace {
 
 // ---------------------------------------------------------------------------------------------------
-// The reference: plain loops, the SPEC's order of operations, one report per periodic iteration.
+// The reference: plain loops, the contract's order of operations, one report per periodic iteration.
 
 struct Report {
     size_t niter;
@@ -248,7 +248,7 @@ void test_random_grids(gpk_context *ctx) {
     }
 }
 
-// The pat1 check of SPEC §1, from the course's image, with the published values.
+// The course pattern's check, from its image (pat1_100x150.pgm), with the published values.
 
 // Maps pixel values to [lo, hi] the way the heat command does: lo + v*(hi-lo)/maxval.
 std::vector<double> scaled(const std::vector<long> &pixels, long maxval, double lo, double hi) {

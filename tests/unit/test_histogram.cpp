@@ -1,7 +1,7 @@
-// gpk_histogram on the CPU backend against a naive reference written here straight from SPEC §2 (every
-// sample converted to double, bin = floor((v - lower) * bins / (upper - lower))), over every dtype,
-// channel count, padded stride, awkward size and bin layout, plus saturation, all-equal data, thread
-// counts and a count above 2^32.
+// gpk_histogram on the CPU backend against a naive reference written here straight from the contract (README,
+// "What gpk computes") (every sample converted to double, bin = floor((v - lower) * bins / (upper - lower))),
+// over every dtype, channel count, padded stride, awkward size and bin layout, plus saturation, all-equal
+// data, thread counts and a count above 2^32.
 #include "capped_memory.hpp"
 #include "hooks.hpp"
 #include "check.hpp"
@@ -41,7 +41,7 @@ struct Counts {
     std::vector<uint64_t> hist, uncounted;
 };
 
-// SPEC §2 in plain loops: the reference every result is compared with.
+// The contract in plain loops: the reference every result is compared with.
 Counts reference_histogram(const Layout &l, const unsigned char *data) {
     Counts r{std::vector<uint64_t>(l.channels * l.bins, 0), std::vector<uint64_t>(l.channels, 0)};
     double scale = double(l.bins) / (l.upper - l.lower);

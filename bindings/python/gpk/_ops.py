@@ -507,9 +507,9 @@ def _heat_input(obj, what, shape, run_stream):
 
 def heat(tinit, conductivity, maxiter=5000, threshold=0.001, period=0, on_report=None, on_progress=None,
          progress_interval=None, out=None, *, context=None):
-    """Heat dissipation on a cylinder (SPEC §1): a Jacobi 8-neighbour stencil weighted by each cell's
-    conductivity; the columns wrap around, the rows above and below the grid hold the first and last
-    rows' initial temperatures.
+    """Heat dissipation on a cylinder (README.md, "What gpk computes"): a Jacobi 8-neighbour stencil weighted
+    by each cell's conductivity; the columns wrap around, the rows above and below the grid hold the first
+    and last rows' initial temperatures.
 
     Parameters
     ----------

@@ -1,4 +1,5 @@
-"""Independent NumPy/SciPy references for SPEC §1-3, written from SPEC, not from gpk's code."""
+"""Independent NumPy/SciPy references for the contract (README.md, "What gpk computes"), written from it,
+not from gpk's code."""
 import math
 
 import numpy as np
@@ -11,7 +12,7 @@ INTEGER_LIMITS = {np.dtype(np.uint8): (0, 255), np.dtype(np.uint16): (0, 65535)}
 # -- histogram ----------------------------------------------------------------------------------------
 
 def histogram(samples, bins, lower, upper, saturate=0):
-    """(counts, uncounted) of SPEC §2 for one channel: `samples` any shape of one dtype."""
+    """(counts, uncounted) of the histogram contract for one channel: `samples` any shape of one dtype."""
     v = np.asarray(samples).ravel()
     if v.dtype.kind in "ui" and lower == 0 and upper == bins:
         inside = (v >= 0) & (v < bins)
@@ -32,7 +33,7 @@ def histogram(samples, bins, lower, upper, saturate=0):
 # -- convolution --------------------------------------------------------------------------------------
 
 def correlate(img, taps, border, separable=None):
-    """The weighted sums in float64, per channel (last axis of a 3-D image): SPEC §3's correlation.
+    """The weighted sums in float64, per channel (last axis of a 3-D image): the contract's correlation.
     `separable`: (row, col) taps instead of `taps`."""
     if img.ndim == 3:
         return np.stack([correlate(img[..., c], taps, border, separable) for c in range(img.shape[2])], axis=-1)
@@ -63,7 +64,7 @@ def _per_channel_minmax(v):
 
 
 def convolve_exact(img, taps, border, normalize, out_dtype, tap_sum, separable=None):
-    """SPEC §3's exact path (integer image, integer taps): every value as gpk must give it, bit for bit."""
+    """The exact path (integer image, integer taps): every value as gpk must give it, bit for bit."""
     v = correlate(img, taps, border, separable)  # integers, exact in float64 for these sizes
     out_dtype = np.dtype(out_dtype)
     if normalize == "sum":
@@ -85,7 +86,7 @@ def convolve_exact(img, taps, border, normalize, out_dtype, tap_sum, separable=N
 
 
 def convolve_float(img, taps, border, normalize, tap_sum, separable=None):
-    """SPEC §3's float path in float64, before conversion to the output type."""
+    """The float path in float64, before conversion to the output type."""
     v = correlate(img, taps, border, separable)
     if normalize == "sum":
         return v / tap_sum
@@ -117,7 +118,7 @@ def _stats(g, niter, maxdiff, final):
 
 
 def heat(tinit, cond, maxiter, threshold, period):
-    """SPEC §1 step by step: (final interior grid, reports as dicts, periodic then final)."""
+    """The heat contract step by step: (final interior grid, reports as dicts, periodic then final)."""
     n, m = tinit.shape
     src = np.zeros((n + 2, m + 2))
     src[1:-1, 1:-1] = tinit

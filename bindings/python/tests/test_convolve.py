@@ -32,7 +32,7 @@ def filters(rng):
 
 def expected(img, flt, border, normalize, out_dtype, accumulate=None):
     """(reference values, tolerance kind) for one case: 'exact' on gpk's integer path, else the float path
-    in float64 with the tolerance SPEC gives for the accumulation precision."""
+    in float64 with the tolerance README gives for the accumulation precision."""
     sep = (flt.row, flt.col) if flt.is_separable else None
     if img.dtype.kind == "u" and flt.integer_taps:
         return ref.convolve_exact(img, flt.taps, border, normalize, out_dtype, flt.sum, sep), "exact"

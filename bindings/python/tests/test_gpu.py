@@ -1,5 +1,5 @@
 """CuPy and PyTorch device arrays on the CUDA backend: results equal the CPU backend's (bit for bit on the exact
-paths, within SPEC's tolerances on the float paths), the library gets the arrays' own pointers (no copies),
+paths, within README's tolerances on the float paths), the library gets the arrays' own pointers (no copies),
 outputs come from the input's library, and work runs on the arrays' streams. Skipped without a CUDA device.
 """
 import threading

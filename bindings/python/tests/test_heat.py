@@ -1,4 +1,4 @@
-"""gpk.heat on the CPU backend against the NumPy reference of SPEC §1 (reference.heat), the SPEC's pat1 check,
+"""gpk.heat on the CPU backend against the NumPy reference (reference.heat), the course pattern's check,
 callbacks, cancellation, exceptions from callbacks and Ctrl-C."""
 import os
 import signal
@@ -74,7 +74,7 @@ def read_pgm(path):
 
 
 def test_spec_pat1(cpu):
-    """SPEC §1's check: pat1_100x150.pgm as temperatures in [-100, 100] and conductivities."""
+    """The course pattern's check: pat1_100x150.pgm as temperatures in [-100, 100] and conductivities."""
     directory = os.environ.get("GPK_TEST_DATA", "")
     path = os.path.join(directory, "pat1_100x150.pgm")
     if not os.path.isfile(path):

@@ -49,7 +49,7 @@ def test_general_bins(cpu, rng, dtype, bins, lower, upper):
 
 
 def test_edges_and_nan(cpu):
-    """upper itself, values just below it, NaN and infinities are placed as SPEC says."""
+    """upper itself, values just below it, NaN and infinities are placed as the README says."""
     x = np.array([0.0, 0.3, 0.1, np.nextafter(0.3, 0), 0.2, np.nan, -np.inf, np.inf, -0.0, 0.29999], np.float64)
     counts, uncounted = gpk.histogram(x, bins=3, range=(0.0, 0.3), return_uncounted=True, context=cpu)
     want, want_un = ref.histogram(x, 3, 0.0, 0.3)

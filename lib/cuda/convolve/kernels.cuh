@@ -6,8 +6,9 @@
 //
 // The filter travels in the kernel parameters (the constant bank: broadcast to the warp, one copy per
 // launch, so concurrent contexts with different filters never share it). The sums are exact integers on
-// the exact path (Acc = int or long long) and Acc-precision floats otherwise; emit() applies SPEC's
-// normalisation and conversion, or, in the first pass of min/max normalisation, folds min and max.
+// the exact path (Acc = int or long long) and Acc-precision floats otherwise; emit() applies the
+// contract's normalisation and conversion (README, "What gpk computes"), or, in the first pass of min/max
+// normalisation, folds min and max.
 #pragma once
 
 #include "common/semantics.hpp"
@@ -326,7 +327,8 @@ template <class Acc> struct Finisher {
         return q;
     }
 
-    // SPEC §3 normalisation and conversion of one sum (NOTES.md: exact and float paths).
+    // The normalisation and conversion of one sum (README, "What gpk computes"; NOTES.md: exact and float
+    // paths).
     __device__ __forceinline__ void emit(Acc v, char *row, long long e, const Output &o) const {
         if constexpr (std::is_integral<Acc>::value) {
             long long x = v;

@@ -42,7 +42,7 @@ struct PairTaps {
 
 // The min/max write pass's divider: out = umulhi((v - min) * m1, m2) = floor((v - min) * 255 / range)
 // for every range of the pair kernel's filters (0 .. 4080): m1 = 0 where the range is 0 (every output 0,
-// SPEC), 510 and 2^31 where it is 1, and where minmax_mulhi_magic gives a magic (2 .. 4104): 255 and the
+// README), 510 and 2^31 where it is 1, and where minmax_mulhi_magic gives a magic (2 .. 4104): 255 and the
 // magic, or 1 and 255 * magic where that fits 32 bits (the same product, so the same bits).
 struct PairDivider {
     unsigned m1, m2;

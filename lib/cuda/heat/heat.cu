@@ -40,8 +40,8 @@ using heat::Views;
 
 constexpr unsigned kLogCapacity = 4096;
 constexpr size_t kMaxBatch = 1024; // iterations enqueued before the host looks at the state
-// Cell updates a batch of a run with callbacks holds at most (about 0.15 s on an H100): a stop, which
-// takes effect at the end of the batch in flight, comes within a fraction of a second on any grid.
+// Cell updates a batch of a run with callbacks holds at most: a stop, which takes effect at the end of
+// the batch in flight, comes within a fraction of a second on any grid.
 constexpr size_t kMaxBatchCells = size_t(1) << 36;
 
 // Free device memory as the heat solver may use it: cudaMemGetInfo plus what it holds already, capped by

@@ -1,6 +1,6 @@
-// Device code of the CUDA heat solver (SPEC §1): the stencil, the per-iteration bookkeeping that lets the
-// host enqueue many iterations without reading anything back, the report statistics and the input checks.
-// Dispatch (sizes, launches, error checks) is in heat.cu.
+// Device code of the CUDA heat solver (README, "What gpk computes", heat): the stencil, the per-iteration
+// bookkeeping that lets the host enqueue many iterations without reading anything back, the report statistics
+// and the input checks. Dispatch (sizes, launches, error checks) is in heat.cu.
 #pragma once
 
 #include "common/semantics.hpp"
@@ -13,8 +13,8 @@ namespace gpk::cuda::heat {
 // Where the rows of a grid live: row r (0..N+1; 1..N interior, 0 and N+1 the fixed halo rows) starts at
 // base + (clamp(r, lo, hi) - 1) * pitch. gpk's own grids keep their halo rows in place (lo = 0, hi = N+1);
 // the caller's tinit, read in place by the first pass, has none: its halo rows are its edge rows (lo = 1,
-// hi = N), which is what SPEC's halo rows hold. Halo columns are not stored: column indices wrap (the
-// cylinder), which is what SPEC's halo copy computes.
+// hi = N), which is what the contract's halo rows hold. Halo columns are not stored: column indices wrap (the
+// cylinder), which is what the contract's wrapped halo columns hold.
 struct GridView {
     double *base;
     long long pitch; // doubles
@@ -217,9 +217,9 @@ static __global__ void halo_rows_kernel(Views g, int from, DeviceState *state, D
 }
 
 // The smallest row-major index of a bad tinit cell (view `initial`'s rows 1..N: the caller's tinit in place
-// or grid 0 holding its upload) and of a bad conductivity into state->first_bad_t / first_bad_c (SPEC's
-// rules, engine/validate.hpp); run only after the checking pass flagged a bad input. Each thread takes
-// indices in ascending order and stops at its first bad one of each kind; a warp's smallest goes to the
+// or grid 0 holding its upload) and of a bad conductivity into state->first_bad_t / first_bad_c (the
+// contract's rules, engine/validate.hpp); run only after the checking pass flagged a bad input. Each thread
+// takes indices in ascending order and stops at its first bad one of each kind; a warp's smallest goes to the
 // state by atomicMin. Internal linkage: this header is included by several files.
 static __global__ void first_bad_kernel(Views g, int initial, const double *cond, DeviceState *state) {
     const size_t M = g.cols, n = g.rows * M, stride = (size_t)gridDim.x * blockDim.x;

@@ -158,8 +158,8 @@ struct Layout {
     size_t sample, row_elems, row_bytes;
 };
 
-// Gives every lane an input buffer of `chunk` bytes, halving the chunk while the device refuses (SPEC §5:
-// an operation that can proceed in smaller pieces does).
+// Gives every lane an input buffer of `chunk` bytes, halving the chunk while the device refuses (README,
+// "What gpk computes", errors: an operation that can proceed in smaller pieces does).
 void reserve_lane_inputs(DeviceContext &ctx, size_t &chunk, size_t unit) {
     for (;;) {
         try {
