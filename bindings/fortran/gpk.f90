@@ -31,6 +31,8 @@ module gpk
     ! For the gpk_mpi module (gpk_mpi.f90), which builds on this one: the C parameters of a heat run, as
     ! heat_params checks and fills them, and settle, which fetches a context's message.
     public :: c_heat_params, heat_params, settle
+    ! For the layout test (tests/layout.f90), which checks every mirror of a C struct against gpk.h.
+    public :: c_context_options, c_histogram_params, c_filter_info, c_image, c_convolve_params
 
     integer, parameter, public :: GPK_OK = 0, GPK_ERR_INVALID_ARGUMENT = 1, GPK_ERR_OUT_OF_MEMORY = 2, &
                                   GPK_ERR_NO_DEVICE = 3, GPK_ERR_UNSUPPORTED = 4, GPK_ERR_DEVICE = 5, &

@@ -1,5 +1,7 @@
 /* Prints the layout of gpk.h's structs (sizes, alignments, field offsets and sizes) and the values of its
- * constants, one "kind name number" a line, for the Rust layout test to compare with gpk-sys. */
+ * constants, one "kind name number" a line, for the Rust layout test to compare with gpk-sys and for
+ * bindings/check_layouts.py to compare with the Python and Fortran mirrors (it also checks that this
+ * file names every field of the header). */
 #include <gpk.h>
 
 #include <stddef.h>
