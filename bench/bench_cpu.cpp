@@ -535,7 +535,8 @@ std::vector<FilterCase> filter_cases() {
 
 // ---------------------------------------------------------------------------------------------------
 // Heat: gpk's calls of several lengths, fitted to fixed + per-iteration costs, beside one iteration of
-// an OpenMP loop vectorised with `omp simd` (SPEC §1's update on the padded grid, halo columns wrapped).
+// an OpenMP loop vectorised with `omp simd` (the README's update rule, "What gpk computes", on the padded
+// grid, halo columns wrapped).
 
 double omp_heat_iteration(const double *cond, double *src, double *dst, size_t n, size_t m) {
     const size_t w = m + 2;
