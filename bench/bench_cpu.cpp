@@ -84,10 +84,7 @@ struct Contender {
 // The instruction sets of gpk's CPU kernels that this machine has, widest first (the levels of the CPU
 // backend's dispatcher, NOTES.md); each gpk row runs once per level through the test hook GPK_TEST_CPU_ISA.
 std::vector<std::string> machine_levels() {
-    if (!gpk_internal_test_hooks()) { // a library built without -Dtest_hooks=true runs its own level only
-        std::printf("this libgpk has no test hooks: gpk runs at the machine's level only (\"machine\")\n");
-        return {"machine"};
-    }
+    if (!gpk_internal_test_hooks()) return {"machine"}; // built without -Dtest_hooks=true: its own level only
     std::vector<std::string> levels;
 #if defined(__x86_64__)
     __builtin_cpu_init();
@@ -688,10 +685,15 @@ int main(int argc, char **argv) {
     const Bandwidth bw = measure_bandwidth(o.rounds);
     std::printf("memory bandwidth, %u threads: copy %.1f GB/s (read + write), read %.1f GB/s\n\n",
                 std::max(1u, std::thread::hardware_concurrency()), bw.copy / 1e9, bw.read / 1e9);
-    std::printf("gpk's CPU kernels on this machine: ");
-    for (const std::string &level : levels())
-        std::printf("%s%s", level.c_str(), &level == &levels().back() ? "" : ", ");
-    std::printf(" (each gpk row runs at every level, widest first; heat at the widest)\n\n");
+    if (levels()[0] == "machine") {
+        std::printf(
+            "this libgpk has no test hooks (-Dtest_hooks=true): gpk runs at the machine's own level\n\n");
+    } else {
+        std::printf("gpk's CPU kernels on this machine: ");
+        for (const std::string &level : levels())
+            std::printf("%s%s", level.c_str(), &level == &levels().back() ? "" : ", ");
+        std::printf(" (each gpk row runs at every level, widest first; heat at the widest)\n\n");
+    }
     Summary sum;
     bench_hist_u8(ctx, o, bw, sum, false);
     bench_hist_u8(ctx, o, bw, sum, true);
