@@ -370,11 +370,11 @@ void test_column_strips(gpk_context *ctx) {
     for (auto &f : large) gpk_filter_destroy(f.f);
 }
 
-// An output larger than the caches (over 32 MiB) is written with streaming stores: check such an image,
-// with padded rows, against the reference too.
-// Float outputs of the accumulation type with no normalisation are written by the tap loop itself, whole
-// blocks streamed where the rows are 16-byte aligned (rows of a multiple of 16 bytes here: heights of
-// 4k + 1 give 16 bytes of padding), a last partial block finished from scratch.
+// An output larger than the caches (over 32 MiB) that is finished from accumulated rows is written with
+// streaming stores: check such an image, with padded rows, against the reference too. Float outputs of the
+// accumulation type with no normalisation are written by the tap loop itself, whole blocks straight into
+// the rows (rows of a multiple of 16 bytes here and not: heights of 4k + 1 give 16 bytes of padding), a
+// last partial block finished from scratch.
 void test_large_image(gpk_context *ctx) {
     gpk_filter *f = random_2d(3, 3, false, -0.5, 1), *s = random_separable(5, 3, false, -1, 1);
     Case k{GPK_U8, GPK_F32, 1, GPK_BORDER_CLAMP, GPK_NORMALIZE_NONE, GPK_ACCUMULATE_F32, 4099, 2053};
